@@ -1,0 +1,53 @@
+"""The LAP/0.1 envelope (seed 001 §10): every WebSocket frame that carries an event.
+
+The envelope ``id`` is the idempotency key: a sender that did not see the ack resends the same
+id, and the hub answers with the original sequence instead of acting twice.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, Field, field_serializer
+
+from lineup.protocol._model import WireModel
+
+PROTOCOL_VERSION: Literal["0.1"] = "0.1"
+
+Identifier = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:\-]+$")]
+EventType = Annotated[
+    str, Field(min_length=3, max_length=64, pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+]
+
+
+def format_timestamp(value: datetime) -> str:
+    """ISO 8601 in UTC with millisecond precision and a ``Z``, the one form LineUp writes."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def ms_to_datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def datetime_to_ms(value: datetime) -> int:
+    return int(value.timestamp() * 1000)
+
+
+class Envelope(WireModel):
+    """One LAP event on the wire; ``payload`` is checked against the type's model by the codec."""
+
+    id: Identifier
+    type: EventType
+    version: Literal["0.1"] = PROTOCOL_VERSION
+    occurred_at: AwareDatetime
+    workspace_id: Identifier
+    conversation_id: Identifier | None = None
+    task_id: Identifier | None = None
+    sequence: Annotated[int, Field(ge=1)] | None = None
+    correlation_id: Identifier | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+    @field_serializer("occurred_at")
+    def _serialize_time(self, value: datetime) -> str:
+        return format_timestamp(value)

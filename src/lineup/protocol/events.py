@@ -1,0 +1,285 @@
+"""The event catalog of LAP/0.1 (seed 001 §10.1–10.3) plus the hub's own recorded facts.
+
+Each event type has one payload model and a set of senders allowed to send it. Frames sent by
+people's apps and by agents are *commands* (``message.create``); what the hub records in the
+log and sends on are *facts* (``message.created``, ``task.assigned``). An agent's downlink is a
+view of the workspace log: the same sequence numbers, so ``lastSequence`` is one cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from lineup.protocol._model import WireModel
+from lineup.protocol.envelope import Identifier
+from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
+from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
+
+Title = Annotated[str, Field(min_length=1, max_length=500)]
+Text = Annotated[str, Field(max_length=100_000)]
+Capability = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class Sender(StrEnum):
+    """Who may put a type on the wire."""
+
+    USER = "user"
+    AGENT = "agent"
+    HUB = "hub"
+
+
+class TaskStatusName(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING_FOR_HUMAN = "waiting_for_human"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Author(WireModel):
+    kind: Literal["user", "agent", "system"]
+    id: Identifier
+    name: Annotated[str, Field(max_length=200)] | None = None
+
+
+class ContentBlock(WireModel):
+    """A rich content block (seed 003 §2.3); the app renders the types it knows, text otherwise."""
+
+    type: Annotated[str, Field(min_length=1, max_length=64)]
+    text: Text | None = None
+    data: dict[str, Any] | None = None
+
+
+# --- people's apps → hub (§10.1) -------------------------------------------------------------
+
+
+class MessageCreate(WireModel):
+    content: Text
+    target_agent_id: Identifier | None = None
+    blocks: Annotated[list[ContentBlock], Field(max_length=100)] | None = None
+    attachments: Annotated[list[Attachment], Field(max_length=20)] | None = None
+    steer: bool = False
+
+
+class TaskCreate(WireModel):
+    title: Title
+    description: Text | None = None
+    target_agent_id: Identifier
+
+
+class InteractionRespond(WireModel):
+    interaction_id: Identifier
+    response: InteractionResponse
+
+
+class TaskCancelRequested(WireModel):
+    task_id: Identifier | None = None
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+
+
+# --- agents → hub (§10.2) --------------------------------------------------------------------
+
+
+class AgentHello(WireModel):
+    agent_version: Annotated[str, Field(min_length=1, max_length=100)]
+    runtime: Annotated[str, Field(min_length=1, max_length=100)]
+    capabilities: Annotated[list[Capability], Field(max_length=100)] = Field(default_factory=list)
+    last_sequence: Annotated[int, Field(ge=0)] | None = None
+    tools: Annotated[list[ToolDefinition], Field(max_length=256)] | None = None
+
+
+class AgentHeartbeat(WireModel):
+    pass
+
+
+class MessageDelta(WireModel):
+    """A streamed piece of agent text; live only, the final ``message.create`` is recorded."""
+
+    message_id: Identifier
+    delta: Annotated[str, Field(max_length=16_000)]
+
+
+class AgentMessageCreate(WireModel):
+    content: Text
+    message_id: Identifier | None = None
+    blocks: Annotated[list[ContentBlock], Field(max_length=100)] | None = None
+    attachments: Annotated[list[Attachment], Field(max_length=20)] | None = None
+
+
+class TaskAccepted(WireModel):
+    task_id: Identifier
+
+
+class TaskStatusChanged(WireModel):
+    status: TaskStatusName
+    progress: Annotated[int, Field(ge=0, le=100)] | None = None
+    summary: Annotated[str, Field(max_length=500)] | None = None
+    error: Annotated[str, Field(max_length=4000)] | None = None
+
+
+class TaskChildCreated(WireModel):
+    parent_task_id: Identifier
+    title: Title
+    status: TaskStatusName = TaskStatusName.QUEUED
+    child_task_id: Identifier | None = None
+
+
+class InteractionRequested(WireModel):
+    interaction: Interaction
+
+
+class ArtifactCreated(WireModel):
+    name: Title
+    url: Annotated[str, Field(min_length=1, max_length=4096)]
+    mime_type: Annotated[str, Field(max_length=200)] | None = None
+    summary: Annotated[str, Field(max_length=4000)] | None = None
+    artifact_id: Identifier | None = None
+
+
+# --- hub → agents (§10.3) and hub → apps ------------------------------------------------------
+
+
+class TaskAssigned(WireModel):
+    task_id: Identifier
+    title: Title
+    description: Text | None = None
+    parent_task_id: Identifier | None = None
+    conversation_title: Annotated[str, Field(max_length=500)] | None = None
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class MessageDelivered(WireModel):
+    message_id: Identifier
+    author: Author
+    content: Text
+    attachments: list[Attachment] | None = None
+    steer: bool = False
+    task_id: Identifier | None = None
+
+
+class InteractionResolved(WireModel):
+    interaction_id: Identifier
+    response: InteractionResponse
+    responded_by: Identifier
+    responded_by_name: Annotated[str, Field(max_length=200)] | None = None
+    responded_at: Annotated[str, Field(max_length=40)]
+
+
+class SystemResyncRequired(WireModel):
+    reason: Annotated[str, Field(max_length=500)]
+    earliest_sequence: Annotated[int, Field(ge=0)] | None = None
+    latest_sequence: Annotated[int, Field(ge=0)] | None = None
+
+
+class AgentWelcome(WireModel):
+    """The hub's answer to ``agent.hello``: who the agent is and how often to beat."""
+
+    agent_id: Identifier
+    workspace_id: Identifier
+    heartbeat_interval_ms: Annotated[int, Field(ge=100)]
+    latest_sequence: Annotated[int, Field(ge=0)]
+
+
+class ClientSubscribe(WireModel):
+    """A person's app asks for everything after ``lastSequence`` then live events."""
+
+    last_sequence: Annotated[int, Field(ge=0)] = 0
+
+
+class ClientCaughtUp(WireModel):
+    """Sent once replay is over: everything up to ``sequence`` has been delivered."""
+
+    sequence: Annotated[int, Field(ge=0)]
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    event_type: str
+    payload: type[WireModel] | type[ToolCall] | type[ToolResult] | type[ToolList]
+    senders: frozenset[Sender]
+    summary: str
+
+
+def _spec(
+    type_: str,
+    payload: type[WireModel] | type[ToolCall] | type[ToolResult] | type[ToolList],
+    senders: set[Sender],
+    summary: str,
+) -> tuple[str, EventSpec]:
+    return type_, EventSpec(type_, payload, frozenset(senders), summary)
+
+
+U, A, H = Sender.USER, Sender.AGENT, Sender.HUB
+
+# Types whose payload model depends on who sends them.
+AGENT_PAYLOADS: Mapping[str, type[WireModel]] = {"message.create": AgentMessageCreate}
+
+CATALOG: Mapping[str, EventSpec] = dict(
+    [
+        _spec("message.create", MessageCreate, {U, A}, "Send a message (person or agent)."),
+        _spec("task.create", TaskCreate, {U}, "Create a tracked task for an agent."),
+        _spec("interaction.respond", InteractionRespond, {U}, "Answer an interaction card."),
+        _spec("task.cancel_requested", TaskCancelRequested, {U, H}, "Ask an agent to stop."),
+        _spec("agent.hello", AgentHello, {A}, "Adapter handshake and capability declaration."),
+        _spec("agent.heartbeat", AgentHeartbeat, {A}, "Liveness beat; acked, not recorded."),
+        _spec("message.delta", MessageDelta, {A, H}, "A streamed piece of agent text."),
+        _spec("task.accepted", TaskAccepted, {A}, "The agent took the task."),
+        _spec("task.status_changed", TaskStatusChanged, {A, H}, "Status or progress report."),
+        _spec("task.child_created", TaskChildCreated, {A, H}, "A child task, shown only."),
+        _spec("interaction.requested", InteractionRequested, {A, H}, "Ask a person."),
+        _spec("artifact.created", ArtifactCreated, {A, H}, "A link, file or result."),
+        _spec("task.assigned", TaskAssigned, {H}, "A new task for the agent."),
+        _spec("message.delivered", MessageDelivered, {H}, "A person's message for the agent."),
+        _spec("interaction.resolved", InteractionResolved, {H}, "A person's answer."),
+        _spec("system.resync_required", SystemResyncRequired, {H}, "Replay is impossible."),
+        _spec("agent.welcome", AgentWelcome, {H}, "Answer to agent.hello."),
+        _spec("client.subscribe", ClientSubscribe, {U}, "Resume a person's event stream."),
+        _spec("client.caught_up", ClientCaughtUp, {H}, "Replay finished; live from here."),
+        _spec("tool.list", ToolList, {U, A, H}, "Register or list tools (seed 000 §4.6)."),
+        _spec("tool.call", ToolCall, {U, A, H}, "Call a tool action (seed 000 §4.4)."),
+        _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),
+    ]
+)
+
+# Facts the hub records in the log; payloads are plain JSON objects documented in protocol.md.
+RECORDED_TYPES: frozenset[str] = frozenset(
+    {
+        "workspace.created",
+        "member.joined",
+        "agent.paired",
+        "agent.connected",
+        "agent.status_changed",
+        "agent.renamed",
+        "agent.revoked",
+        "conversation.created",
+        "message.created",
+        "task.created",
+        "task.accepted",
+        "task.status_changed",
+        "task.child_created",
+        "task.cancel_requested",
+        "interaction.requested",
+        "interaction.resolved",
+        "interaction.expired",
+        "interaction.cancelled",
+        "artifact.created",
+    }
+)
+
+# Recorded facts an agent's downlink is made of (seed 001 §10.3), by the frame type it sees.
+DOWNLINK_TYPES: frozenset[str] = frozenset(
+    {"task.assigned", "message.delivered", "interaction.resolved", "task.cancel_requested"}
+)
+
+
+def payload_model(event_type: str, sender: Sender) -> type[Any] | None:
+    if sender is Sender.AGENT and event_type in AGENT_PAYLOADS:
+        return AGENT_PAYLOADS[event_type]
+    spec = CATALOG.get(event_type)
+    return None if spec is None else spec.payload

@@ -1,0 +1,45 @@
+"""The hub's answer frames: every inbound event gets exactly one, an ack or an error.
+
+They are deliberately not envelopes: they answer one, naming it by ``id``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from lineup.protocol._model import WireModel
+from lineup.protocol.errors import ErrorCode, LineupError
+
+
+class Ack(WireModel):
+    """The event was accepted; ``sequence`` is its place in the log (none if not recorded)."""
+
+    type: Literal["ack"] = "ack"
+    id: str
+    sequence: Annotated[int, Field(ge=1)] | None = None
+    duplicate: bool = False
+    ignored: bool = False
+    warnings: list[str] | None = None
+
+
+class ErrorFrame(WireModel):
+    """The event was refused; nothing changed. ``retryable`` follows the taxonomy."""
+
+    type: Literal["error"] = "error"
+    id: str | None = None
+    code: ErrorCode
+    message: str
+    retryable: bool = False
+    details: dict[str, Any] | None = None
+
+    @classmethod
+    def from_error(cls, error: LineupError, envelope_id: str | None = None) -> ErrorFrame:
+        return cls(
+            id=envelope_id,
+            code=error.code,
+            message=error.message,
+            retryable=error.retryable,
+            details=error.details or None,
+        )

@@ -1,0 +1,69 @@
+"""JSON Schemas generated from the protocol models — the language-neutral contract.
+
+``docs/spec/schemas/`` holds the output of :func:`all_schemas`; a test fails when the files and
+the code drift apart, and ``lineup schemas --out docs/spec/schemas`` regenerates them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from lineup.protocol.envelope import Envelope
+from lineup.protocol.events import AGENT_PAYLOADS, CATALOG
+from lineup.protocol.frames import Ack, ErrorFrame
+from lineup.protocol.interaction import Interaction, InteractionResponse
+from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
+
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _schema(model: Any, title: str) -> dict[str, Any]:
+    adapter = model if isinstance(model, TypeAdapter) else TypeAdapter(model)
+    schema: dict[str, Any] = adapter.json_schema(by_alias=True, mode="validation")
+    return {
+        "$schema": _DIALECT,
+        "title": title,
+        **{k: v for k, v in schema.items() if k != "title"},
+    }
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Relative file path → schema, for every wire shape LineUp defines."""
+    schemas: dict[str, dict[str, Any]] = {
+        "envelope.json": _schema(Envelope, "LAP/0.1 envelope"),
+        "frames/ack.json": _schema(Ack, "ack"),
+        "frames/error.json": _schema(ErrorFrame, "error"),
+        "interaction.json": _schema(Interaction, "interaction"),
+        "interaction-response.json": _schema(InteractionResponse, "interaction response"),
+        "tools/tool-definition.json": _schema(TypeAdapter(ToolDefinition), "tool definition"),
+        "tools/tool.list.json": _schema(ToolList, "tool.list"),
+        "tools/tool.call.json": _schema(ToolCall, "tool.call"),
+        "tools/tool.result.json": _schema(ToolResult, "tool.result"),
+    }
+    for event_type, spec in sorted(CATALOG.items()):
+        if event_type.startswith("tool."):
+            continue
+        schemas[f"payloads/{event_type}.json"] = _schema(spec.payload, f"{event_type} payload")
+    for event_type, model in sorted(AGENT_PAYLOADS.items()):
+        schemas[f"payloads/{event_type}.agent.json"] = _schema(
+            model, f"{event_type} payload (sent by an agent)"
+        )
+    return schemas
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    written = []
+    for relative, schema in all_schemas().items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(schema), encoding="utf-8")
+        written.append(path)
+    return written

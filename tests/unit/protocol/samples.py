@@ -1,0 +1,104 @@
+"""One valid payload per catalog type, shared by the protocol tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lineup.protocol.events import Sender
+
+CHOICE_TOOL = {
+    "name": "choice",
+    "type": "action",
+    "description": "Offer a person a set of options.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string"},
+            "options": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["question", "options"],
+    },
+}
+
+SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
+    ("message.create", Sender.USER): {"content": "hello", "targetAgentId": "agent_1"},
+    ("message.create", Sender.AGENT): {"content": "done", "messageId": "msg_1"},
+    ("task.create", Sender.USER): {"title": "Tidy deps", "targetAgentId": "agent_1"},
+    ("interaction.respond", Sender.USER): {
+        "interactionId": "int_1",
+        "response": {"optionId": "approve"},
+    },
+    ("task.cancel_requested", Sender.USER): {"taskId": "task_1", "reason": "not needed"},
+    ("agent.hello", Sender.AGENT): {
+        "agentVersion": "1.0.0",
+        "runtime": "python",
+        "capabilities": ["tasks"],
+        "lastSequence": 3,
+    },
+    ("agent.heartbeat", Sender.AGENT): {},
+    ("message.delta", Sender.AGENT): {"messageId": "msg_1", "delta": "Hel"},
+    ("task.accepted", Sender.AGENT): {"taskId": "task_1"},
+    ("task.status_changed", Sender.AGENT): {"status": "running", "progress": 40, "summary": "x"},
+    ("task.child_created", Sender.AGENT): {"parentTaskId": "task_1", "title": "Scan repo"},
+    ("interaction.requested", Sender.AGENT): {
+        "interaction": {
+            "id": "int_1",
+            "type": "approval",
+            "title": "Run the production migration?",
+            "risk": "high",
+            "options": [
+                {"id": "approve", "label": "Allow", "style": "primary"},
+                {"id": "reject", "label": "Reject", "style": "danger"},
+            ],
+            "details": {"migrationCount": 3},
+            "expiresAt": "2026-07-25T12:00:00Z",
+        }
+    },
+    ("artifact.created", Sender.AGENT): {"name": "plan.md", "url": "https://example.test/p"},
+    ("task.assigned", Sender.HUB): {"taskId": "task_1", "title": "Tidy deps"},
+    ("message.delivered", Sender.HUB): {
+        "messageId": "msg_1",
+        "author": {"kind": "user", "id": "user_1"},
+        "content": "also check tests",
+    },
+    ("interaction.resolved", Sender.HUB): {
+        "interactionId": "int_1",
+        "response": {"optionId": "approve"},
+        "respondedBy": "user_1",
+        "respondedAt": "2026-07-24T12:01:00.000Z",
+    },
+    ("system.resync_required", Sender.HUB): {"reason": "history pruned"},
+    ("agent.welcome", Sender.HUB): {
+        "agentId": "agent_1",
+        "workspaceId": "ws_1",
+        "heartbeatIntervalMs": 25000,
+        "latestSequence": 7,
+    },
+    ("client.subscribe", Sender.USER): {"lastSequence": 0},
+    ("client.caught_up", Sender.HUB): {"sequence": 10},
+    ("tool.list", Sender.AGENT): {"tools": [CHOICE_TOOL]},
+    ("tool.call", Sender.AGENT): {
+        "call_id": "c1",
+        "name": "choice",
+        "action": "select",
+        "arguments": {"question": "Where?", "options": ["test", "prod"]},
+    },
+    ("tool.result", Sender.USER): {
+        "call_id": "c1",
+        "name": "choice",
+        "action": "select",
+        "result": {"message": "test"},
+    },
+}
+
+
+def envelope(event_type: str, payload: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": extra.pop("id", "evt_1"),
+        "type": event_type,
+        "version": "0.1",
+        "occurredAt": "2026-07-24T12:00:00Z",
+        "workspaceId": "ws_1",
+        "payload": payload,
+        **extra,
+    }
