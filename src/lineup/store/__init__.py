@@ -1,0 +1,56 @@
+"""Persistence for LineUp: the event log, its projections, and a group-commit writer.
+
+One schema and one code path for SQLite (embedded, the default) and PostgreSQL (several hub
+nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``.
+"""
+
+from lineup.store import auth, sweeps
+from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
+from lineup.store.queries import Reader
+from lineup.store.records import (
+    Agent,
+    AgentCredentialRecord,
+    Artifact,
+    Conversation,
+    Interaction,
+    Member,
+    Membership,
+    Message,
+    PairingCodeRecord,
+    SessionRecord,
+    Task,
+    TaskDetail,
+    User,
+    UserWorkspace,
+    Workspace,
+)
+from lineup.store.store import Store, database_url_from_env
+from lineup.store.writer import WriterStats, WriteTx
+
+__all__ = [
+    "Agent",
+    "AgentCredentialRecord",
+    "AppendResult",
+    "Artifact",
+    "Conversation",
+    "Interaction",
+    "Member",
+    "Membership",
+    "Message",
+    "NewEvent",
+    "PairingCodeRecord",
+    "Reader",
+    "SessionRecord",
+    "Store",
+    "StoredEvent",
+    "Task",
+    "TaskDetail",
+    "User",
+    "UserWorkspace",
+    "Workspace",
+    "WriteTx",
+    "WriterStats",
+    "auth",
+    "database_url_from_env",
+    "sweeps",
+]

@@ -1,0 +1,466 @@
+"""Projections: the tables the UI reads, each a pure function of the event log.
+
+A handler sees only the event and the rows earlier events made, and takes every time from the
+event (``recorded_at``, the hub's clock, for created/updated times), so replaying the log
+rebuilds the same rows. Handlers do not enforce business rules — the hub checks those with
+``lineup.domain`` before appending — and tolerate missing optional keys; a missing required
+key fails the append as ``invalid_argument``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from lineup.protocol.errors import InvalidArgument
+from lineup.store.schema import (
+    PROJECTION_TABLES,
+    agents,
+    artifacts,
+    conversations,
+    interactions,
+    memberships,
+    messages,
+    tasks,
+    users,
+    workspaces,
+)
+
+if TYPE_CHECKING:
+    from lineup.store.eventlog import StoredEvent
+
+Handler = Callable[[AsyncConnection, "StoredEvent"], Awaitable[None]]
+
+RUNNING = "running"
+WAITING_FOR_HUMAN = "waiting_for_human"
+REQUESTED = "requested"
+
+
+async def apply_event(conn: AsyncConnection, event: StoredEvent) -> None:
+    handler = HANDLERS.get(event.type)
+    if handler is None:
+        return  # a newer hub's event: kept in the log, projected once this code knows it
+    try:
+        await handler(conn, event)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidArgument(
+            f"{event.type} payload is malformed: {exc!r}",
+            details={"eventId": event.id, "type": event.type},
+        ) from exc
+
+
+async def clear(conn: AsyncConnection) -> None:
+    for table in PROJECTION_TABLES:
+        await conn.execute(delete(table))
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+async def _upsert(
+    conn: AsyncConnection,
+    table: Table,
+    key: Mapping[str, Any],
+    *,
+    on_insert: Mapping[str, Any],
+    always: Mapping[str, Any],
+) -> None:
+    """Update-then-insert: portable, and replay-safe because a handler runs alone in its tx."""
+    where = [table.c[name] == value for name, value in key.items()]
+    result = await conn.execute(update(table).where(*where).values(**always))
+    if result.rowcount == 0:
+        await conn.execute(insert(table).values(**key, **on_insert, **always))
+
+
+def _agent_id_of(actor: str) -> str | None:
+    kind, _, ident = actor.partition(":")
+    return ident if kind == "agent" and ident else None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _to_ms(value: Any) -> int | None:
+    """Wire times are ISO 8601 strings; the database keeps milliseconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TypeError("a time cannot be a boolean")
+    if isinstance(value, int):
+        return value
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return (parsed - _EPOCH) // timedelta(milliseconds=1)
+
+
+async def _touch_task(
+    conn: AsyncConnection, event: StoredEvent, task_id: str, **values: Any
+) -> None:
+    await conn.execute(
+        update(tasks)
+        .where(tasks.c.workspace_id == event.workspace_id, tasks.c.id == task_id)
+        .values(updated_at=event.recorded_at, last_sequence=event.sequence, **values)
+    )
+
+
+async def _task_status(conn: AsyncConnection, event: StoredEvent, task_id: str) -> str | None:
+    stmt = select(tasks.c.status).where(
+        tasks.c.workspace_id == event.workspace_id, tasks.c.id == task_id
+    )
+    status: str | None = (await conn.execute(stmt)).scalar_one_or_none()
+    return status
+
+
+# --- workspace and members -----------------------------------------------------------------
+
+
+async def _workspace_created(conn: AsyncConnection, event: StoredEvent) -> None:
+    # The row exists already (append made it to hold the counter); keep its last_sequence.
+    await _upsert(
+        conn,
+        workspaces,
+        {"id": event.workspace_id},
+        on_insert={"last_sequence": 0},
+        always={"name": event.payload["name"], "created_at": event.recorded_at},
+    )
+
+
+async def _member_joined(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    user_id = p["userId"]
+    await _upsert(
+        conn,
+        users,
+        {"id": user_id},
+        on_insert={"created_at": event.recorded_at},
+        always={"email": p["email"], "display_name": p.get("displayName") or p["email"]},
+    )
+    await _upsert(
+        conn,
+        memberships,
+        {"workspace_id": event.workspace_id, "user_id": user_id},
+        on_insert={"created_at": event.recorded_at},
+        always={"role": p.get("role", "member")},
+    )
+
+
+# --- agents --------------------------------------------------------------------------------
+
+
+async def _update_agent(conn: AsyncConnection, event: StoredEvent, **values: Any) -> None:
+    await conn.execute(
+        update(agents)
+        .where(agents.c.workspace_id == event.workspace_id, agents.c.id == event.payload["agentId"])
+        .values(updated_at=event.recorded_at, **values)
+    )
+
+
+async def _agent_paired(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    await _upsert(
+        conn,
+        agents,
+        {"id": p["agentId"]},
+        on_insert={
+            "workspace_id": event.workspace_id,
+            "status": "never_connected",
+            "capabilities": [],
+            "tools": [],
+            "created_at": event.recorded_at,
+        },
+        always={
+            "name": p["name"],
+            "runtime": p.get("runtime"),
+            "agent_version": p.get("agentVersion"),
+            "updated_at": event.recorded_at,
+        },
+    )
+
+
+async def _agent_connected(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    values: dict[str, Any] = {
+        "status": "online",
+        "last_heartbeat_at": event.occurred_at,
+        "connected_at": event.occurred_at,
+        "capabilities": list(p.get("capabilities") or []),
+    }
+    if "agentVersion" in p:
+        values["agent_version"] = p["agentVersion"]
+    if "runtime" in p:
+        values["runtime"] = p["runtime"]
+    if p.get("tools") is not None:
+        values["tools"] = list(p["tools"])
+    await _update_agent(conn, event, **values)
+
+
+async def _agent_status_changed(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    values: dict[str, Any] = {"status": p["status"]}
+    if p.get("lastHeartbeatAt") is not None:
+        # null means "unknown now", not "never": keep the last one the UI can show.
+        values["last_heartbeat_at"] = p["lastHeartbeatAt"]
+    await _update_agent(conn, event, **values)
+
+
+async def _agent_renamed(conn: AsyncConnection, event: StoredEvent) -> None:
+    await _update_agent(conn, event, name=event.payload["name"])
+
+
+async def _agent_revoked(conn: AsyncConnection, event: StoredEvent) -> None:
+    await _update_agent(conn, event, status="revoked", revoked_at=event.recorded_at)
+
+
+# --- conversations and messages ------------------------------------------------------------
+
+
+async def _conversation_created(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    await conn.execute(
+        insert(conversations).values(
+            id=p.get("conversationId") or event.conversation_id,
+            workspace_id=event.workspace_id,
+            title=p.get("title") or "",
+            agent_ids=list(p.get("agentIds") or []),
+            created_at=event.recorded_at,
+            updated_at=event.recorded_at,
+            last_sequence=event.sequence,
+        )
+    )
+
+
+async def _message_created(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    conversation_id = event.conversation_id or p["conversationId"]
+    author = p["author"]
+    await conn.execute(
+        insert(messages).values(
+            id=p["messageId"],
+            workspace_id=event.workspace_id,
+            conversation_id=conversation_id,
+            author_kind=author["kind"],
+            author_id=author.get("id"),
+            content=p.get("content") or "",
+            blocks=p.get("blocks"),
+            attachments=p.get("attachments"),
+            target_agent_id=p.get("targetAgentId"),
+            task_id=p.get("taskId") or event.task_id,
+            created_at=event.recorded_at,
+            sequence=event.sequence,
+        )
+    )
+    await conn.execute(
+        update(conversations)
+        .where(
+            conversations.c.workspace_id == event.workspace_id,
+            conversations.c.id == conversation_id,
+        )
+        .values(updated_at=event.recorded_at, last_sequence=event.sequence)
+    )
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+
+def _new_task(event: StoredEvent, **values: Any) -> dict[str, Any]:
+    return {
+        "workspace_id": event.workspace_id,
+        "conversation_id": event.conversation_id,
+        "description": None,
+        "progress": 0,
+        "summary": None,
+        "error": None,
+        "cancel_requested": False,
+        "cancel_reason": None,
+        "created_by": event.actor,
+        "created_at": event.recorded_at,
+        "updated_at": event.recorded_at,
+        "last_sequence": event.sequence,
+        **values,
+    }
+
+
+async def _task_created(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    row = _new_task(
+        event,
+        id=p.get("taskId") or event.task_id,
+        parent_task_id=p.get("parentTaskId"),
+        title=p["title"],
+        description=p.get("description"),
+        target_agent_id=p.get("targetAgentId"),
+        status="queued",
+        created_by=p.get("createdBy") or event.actor,
+    )
+    await conn.execute(insert(tasks).values(**row))
+
+
+async def _task_child_created(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    parent = (
+        await conn.execute(
+            select(tasks.c.conversation_id, tasks.c.target_agent_id).where(
+                tasks.c.workspace_id == event.workspace_id, tasks.c.id == p["parentTaskId"]
+            )
+        )
+    ).first()
+    row = _new_task(
+        event,
+        id=p["childTaskId"],
+        parent_task_id=p["parentTaskId"],
+        title=p["title"],
+        description=p.get("description"),
+        status=p.get("status") or "queued",
+        target_agent_id=p.get("targetAgentId") or (parent.target_agent_id if parent else None),
+        conversation_id=event.conversation_id or (parent.conversation_id if parent else None),
+    )
+    await conn.execute(insert(tasks).values(**row))
+
+
+async def _task_accepted(conn: AsyncConnection, event: StoredEvent) -> None:
+    await _touch_task(conn, event, event.payload["taskId"], status=RUNNING)
+
+
+async def _task_status_changed(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    values: dict[str, Any] = {"status": p["status"]}
+    if p.get("progress") is not None:
+        values["progress"] = int(p["progress"])
+    for key in ("summary", "error"):
+        if key in p:
+            values[key] = p[key]
+    await _touch_task(conn, event, p["taskId"], **values)
+
+
+async def _task_cancel_requested(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    await _touch_task(
+        conn, event, p["taskId"], cancel_requested=True, cancel_reason=p.get("reason")
+    )
+
+
+# --- interactions --------------------------------------------------------------------------
+
+
+async def _interaction_requested(conn: AsyncConnection, event: StoredEvent) -> None:
+    request = event.payload["interaction"]
+    task_id = event.task_id or request.get("taskId")
+    await conn.execute(
+        insert(interactions).values(
+            id=request["id"],
+            workspace_id=event.workspace_id,
+            task_id=task_id,
+            conversation_id=event.conversation_id or request.get("conversationId"),
+            agent_id=_agent_id_of(event.actor),
+            kind=request["type"],
+            status=REQUESTED,
+            request=request,
+            response=None,
+            expires_at=_to_ms(request.get("expiresAt")),
+            created_at=event.recorded_at,
+            updated_at=event.recorded_at,
+            sequence=event.sequence,
+        )
+    )
+    if task_id and await _task_status(conn, event, task_id) == RUNNING:
+        await _touch_task(conn, event, task_id, status=WAITING_FOR_HUMAN)
+
+
+async def _close_interaction(conn: AsyncConnection, event: StoredEvent, **values: Any) -> None:
+    """Close one request; a task blocked only on requests goes back to running when none remain."""
+    interaction_id = event.payload["interactionId"]
+    scope = (
+        interactions.c.workspace_id == event.workspace_id,
+        interactions.c.id == interaction_id,
+    )
+    await conn.execute(
+        update(interactions).where(*scope).values(updated_at=event.recorded_at, **values)
+    )
+    task_id = (await conn.execute(select(interactions.c.task_id).where(*scope))).scalar()
+    if not task_id or await _task_status(conn, event, task_id) != WAITING_FOR_HUMAN:
+        return
+    pending = (
+        await conn.execute(
+            select(func.count())
+            .select_from(interactions)
+            .where(
+                interactions.c.workspace_id == event.workspace_id,
+                interactions.c.task_id == task_id,
+                interactions.c.status == REQUESTED,
+            )
+        )
+    ).scalar_one()
+    if pending == 0:
+        await _touch_task(conn, event, task_id, status=RUNNING)
+
+
+async def _interaction_resolved(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    responded_at = _to_ms(p.get("respondedAt"))
+    await _close_interaction(
+        conn,
+        event,
+        status="resolved",
+        response=p.get("response"),
+        responded_by=p.get("respondedBy") or event.actor,
+        responded_by_name=p.get("respondedByName"),
+        responded_at=event.recorded_at if responded_at is None else responded_at,
+    )
+
+
+async def _interaction_expired(conn: AsyncConnection, event: StoredEvent) -> None:
+    await _close_interaction(conn, event, status="expired")
+
+
+async def _interaction_cancelled(conn: AsyncConnection, event: StoredEvent) -> None:
+    await _close_interaction(conn, event, status="cancelled")
+
+
+# --- artifacts -----------------------------------------------------------------------------
+
+
+async def _artifact_created(conn: AsyncConnection, event: StoredEvent) -> None:
+    p = event.payload
+    await conn.execute(
+        insert(artifacts).values(
+            id=p["artifactId"],
+            workspace_id=event.workspace_id,
+            task_id=p.get("taskId") or event.task_id,
+            conversation_id=event.conversation_id,
+            name=p["name"],
+            url=p["url"],
+            mime_type=p.get("mimeType"),
+            summary=p.get("summary"),
+            created_by=event.actor,
+            created_at=event.recorded_at,
+        )
+    )
+
+
+HANDLERS: Mapping[str, Handler] = {
+    "workspace.created": _workspace_created,
+    "member.joined": _member_joined,
+    "agent.paired": _agent_paired,
+    "agent.connected": _agent_connected,
+    "agent.status_changed": _agent_status_changed,
+    "agent.renamed": _agent_renamed,
+    "agent.revoked": _agent_revoked,
+    "conversation.created": _conversation_created,
+    "message.created": _message_created,
+    "task.created": _task_created,
+    "task.child_created": _task_child_created,
+    "task.accepted": _task_accepted,
+    "task.status_changed": _task_status_changed,
+    "task.cancel_requested": _task_cancel_requested,
+    "interaction.requested": _interaction_requested,
+    "interaction.resolved": _interaction_resolved,
+    "interaction.expired": _interaction_expired,
+    "interaction.cancelled": _interaction_cancelled,
+    "artifact.created": _artifact_created,
+}
+"""Which event types change which projections; any other type is stored but not projected."""

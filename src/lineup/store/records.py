@@ -1,0 +1,203 @@
+"""Typed, immutable rows handed out by the store.
+
+Field names equal column names so a row maps onto a record without a hand-written adapter;
+JSON columns come back as plain lists and dicts with the wire's camelCase keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Self
+
+from sqlalchemy import Row
+
+
+class _FromRow:
+    @classmethod
+    def from_row(cls, row: Row[Any] | Mapping[str, Any]) -> Self:
+        data = row._mapping if isinstance(row, Row) else row
+        return cls(**{f.name: data[f.name] for f in fields(cls)})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Workspace(_FromRow):
+    id: str
+    name: str
+    last_sequence: int
+    created_at: int
+
+
+@dataclass(frozen=True)
+class User(_FromRow):
+    id: str
+    email: str
+    display_name: str
+    created_at: int
+
+
+@dataclass(frozen=True)
+class Membership(_FromRow):
+    workspace_id: str
+    user_id: str
+    role: str
+    created_at: int
+
+
+@dataclass(frozen=True)
+class Member:
+    """A user as seen from one workspace."""
+
+    user: User
+    role: str
+    joined_at: int
+
+
+@dataclass(frozen=True)
+class UserWorkspace:
+    """A workspace as seen from one of its members."""
+
+    workspace: Workspace
+    role: str
+    joined_at: int
+
+
+@dataclass(frozen=True)
+class Agent(_FromRow):
+    id: str
+    workspace_id: str
+    name: str
+    runtime: str | None
+    agent_version: str | None
+    status: str
+    capabilities: list[str]
+    tools: list[dict[str, Any]]
+    last_heartbeat_at: int | None
+    connected_at: int | None
+    revoked_at: int | None
+    created_at: int
+    updated_at: int
+
+
+@dataclass(frozen=True)
+class Conversation(_FromRow):
+    id: str
+    workspace_id: str
+    title: str
+    agent_ids: list[str]
+    created_at: int
+    updated_at: int
+    last_sequence: int
+
+
+@dataclass(frozen=True)
+class Message(_FromRow):
+    id: str
+    workspace_id: str
+    conversation_id: str
+    author_kind: str
+    author_id: str | None
+    content: str
+    blocks: list[Any] | None
+    attachments: list[Any] | None
+    target_agent_id: str | None
+    task_id: str | None
+    created_at: int
+    sequence: int
+
+
+@dataclass(frozen=True)
+class Task(_FromRow):
+    id: str
+    workspace_id: str
+    conversation_id: str | None
+    parent_task_id: str | None
+    title: str
+    description: str | None
+    target_agent_id: str | None
+    status: str
+    progress: int
+    summary: str | None
+    error: Any
+    cancel_requested: bool
+    cancel_reason: str | None
+    created_by: str
+    created_at: int
+    updated_at: int
+    last_sequence: int
+
+
+@dataclass(frozen=True)
+class Interaction(_FromRow):
+    id: str
+    workspace_id: str
+    task_id: str | None
+    conversation_id: str | None
+    agent_id: str | None
+    kind: str
+    status: str
+    request: dict[str, Any]
+    response: Any
+    responded_by: str | None
+    responded_by_name: str | None
+    responded_at: int | None
+    expires_at: int | None
+    created_at: int
+    updated_at: int
+    sequence: int
+
+
+@dataclass(frozen=True)
+class Artifact(_FromRow):
+    id: str
+    workspace_id: str
+    task_id: str | None
+    conversation_id: str | None
+    name: str
+    url: str
+    mime_type: str | None
+    summary: str | None
+    created_by: str
+    created_at: int
+
+
+@dataclass(frozen=True)
+class TaskDetail:
+    task: Task
+    children: list[Task]
+    interactions: list[Interaction]
+    artifacts: list[Artifact]
+
+
+@dataclass(frozen=True)
+class SessionRecord(_FromRow):
+    id: str
+    token_hash: str
+    user_id: str
+    csrf_token_hash: str
+    created_at: int
+    expires_at: int
+    revoked_at: int | None = None
+
+
+@dataclass(frozen=True)
+class PairingCodeRecord(_FromRow):
+    id: str
+    workspace_id: str
+    code_hash: str
+    created_by: str
+    created_at: int
+    expires_at: int
+    agent_name: str | None = None
+    used_at: int | None = None
+    failed_attempts: int = 0
+
+
+@dataclass(frozen=True)
+class AgentCredentialRecord(_FromRow):
+    id: str
+    agent_id: str
+    workspace_id: str
+    secret_hash: str
+    created_at: int
+    revoked_at: int | None = None

@@ -1,0 +1,74 @@
+"""Cross-workspace reads for the hub's background checks: who went silent, what is overdue.
+
+These are the only reads that span workspaces; they feed system-actor events (offline,
+``agent_unreachable``, expiry) and never reach a client directly.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from lineup.store.eventlog import StoredEvent, event_from_row
+from lineup.store.records import Agent, Interaction, Task
+from lineup.store.schema import agents, events, interactions, tasks
+
+ACTIVE = ("running", "waiting_for_human")
+
+
+async def agents_with_status(conn: AsyncConnection, status: str, limit: int = 1000) -> list[Agent]:
+    stmt = select(agents).where(agents.c.status == status).order_by(agents.c.id).limit(limit)
+    return [Agent.from_row(r) for r in (await conn.execute(stmt)).all()]
+
+
+async def unreachable_tasks(conn: AsyncConnection, silent_before_ms: int) -> list[Task]:
+    """Active tasks whose agent is offline and last beat before ``silent_before_ms``."""
+    stmt = (
+        select(tasks)
+        .join(
+            agents,
+            (agents.c.id == tasks.c.target_agent_id)
+            & (agents.c.workspace_id == tasks.c.workspace_id),
+        )
+        .where(
+            tasks.c.status.in_(ACTIVE),
+            agents.c.status == "offline",
+            agents.c.last_heartbeat_at < silent_before_ms,
+        )
+        .order_by(tasks.c.id)
+        .limit(1000)
+    )
+    return [Task.from_row(r) for r in (await conn.execute(stmt)).all()]
+
+
+async def overdue_interactions(conn: AsyncConnection, now_ms: int) -> list[Interaction]:
+    stmt = (
+        select(interactions)
+        .where(
+            interactions.c.status == "requested",
+            interactions.c.expires_at.is_not(None),
+            interactions.c.expires_at <= now_ms,
+        )
+        .order_by(interactions.c.id)
+        .limit(1000)
+    )
+    return [Interaction.from_row(r) for r in (await conn.execute(stmt)).all()]
+
+
+async def task_events(
+    conn: AsyncConnection, workspace_id: str, task_id: str, limit: int = 1000
+) -> list[StoredEvent]:
+    """A task's timeline: its own events and its children's, in log order."""
+    children = select(tasks.c.id).where(
+        tasks.c.workspace_id == workspace_id, tasks.c.parent_task_id == task_id
+    )
+    stmt = (
+        select(events)
+        .where(
+            events.c.workspace_id == workspace_id,
+            (events.c.task_id == task_id) | events.c.task_id.in_(children),
+        )
+        .order_by(events.c.sequence)
+        .limit(limit)
+    )
+    return [event_from_row(r) for r in (await conn.execute(stmt)).all()]

@@ -1,0 +1,83 @@
+"""Shared fixtures.
+
+Database fixtures: ``database_url`` runs a test once on SQLite (a file in ``tmp_path``) and
+once on PostgreSQL (a throwaway database, dropped afterwards); ``store`` is a migrated
+``lineup.store.Store`` on it. PostgreSQL must be reachable (``LINEUP_TEST_PG_URL``, default
+``postgresql://postgres@127.0.0.1:5432/postgres``): if it is not, these tests fail rather
+than skip, so a green run always means both databases were tested. Select one side with
+``-m postgres`` / ``-m "not postgres"`` or ``-k sqlite``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from lineup.store import Store
+
+PG_ADMIN_URL = os.environ.get("LINEUP_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _sqlalchemy_pg_url(admin_url: str, database: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(admin_url).set(drivername="postgresql+asyncpg", database=database)
+    return url.render_as_string(hide_password=False)
+
+
+@asynccontextmanager
+async def throwaway_pg_database() -> AsyncIterator[str]:
+    """A fresh, empty PostgreSQL database; yields its SQLAlchemy URL, drops it (FORCE) after."""
+    import asyncpg
+
+    name = f"lineup_t_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(PG_ADMIN_URL)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+def sqlite_url(directory: Path) -> str:
+    return f"sqlite+aiosqlite:///{directory / 'lineup.db'}"
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    async with throwaway_pg_database() as url:
+        yield url
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[Store]:
+    from lineup.store import Store
+
+    opened = await Store.open(database_url)
+    try:
+        await opened.migrate()
+        yield opened
+    finally:
+        await opened.close()

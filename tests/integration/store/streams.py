@@ -1,0 +1,274 @@
+"""Valid event streams for replay tests: a list of (action, pick) steps becomes events.
+
+Each step's ``pick`` chooses the workspace and the subject among what exists so far; a step
+whose subject does not exist yet is skipped, so every generated stream is one the hub could
+have appended. Users keep one profile across workspaces, as real users do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lineup.protocol.ids import new_ulid
+from lineup.store import NewEvent
+
+from .factory import T0, event, workspace_created
+
+ACTIONS = (
+    "member",
+    "pair",
+    "connect",
+    "heartbeat_lost",
+    "rename",
+    "revoke",
+    "conversation",
+    "message",
+    "task",
+    "child",
+    "accept",
+    "progress",
+    "finish",
+    "cancel_task",
+    "request",
+    "resolve",
+    "expire",
+    "cancel_interaction",
+    "artifact",
+    "unknown",
+    "resend",
+)
+
+Step = tuple[str, int]
+
+
+@dataclass
+class _Space:
+    id: str
+    agents: list[str] = field(default_factory=list)
+    conversations: list[str] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
+    open_interactions: list[str] = field(default_factory=list)
+
+
+class StreamBuilder:
+    def __init__(self, workspaces: int = 2) -> None:
+        self.tag = new_ulid().lower()  # keeps ids and emails unique across examples
+        self.spaces = [_Space(new_ulid()) for _ in range(workspaces)]
+        self.events: list[NewEvent] = [
+            workspace_created(s.id, f"ws{i}", owner=self._user(0))
+            for i, s in enumerate(self.spaces)
+        ]
+        self.counter = 0
+        self.clock = T0
+
+    def _user(self, n: int) -> str:
+        return f"u{n % 3}-{self.tag}"
+
+    def _id(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}-{self.tag}"
+
+    def _emit(self, space: _Space, type: str, payload: dict[str, Any], **envelope: Any) -> None:
+        self.clock += 7
+        self.events.append(event(space.id, type, payload, occurred_at=self.clock, **envelope))
+
+    def build(self, steps: list[Step]) -> list[NewEvent]:
+        for action, pick in steps:
+            space = self.spaces[pick % len(self.spaces)]
+            getattr(self, f"_{action}")(space, pick // len(self.spaces))
+        return self.events
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def _member(self, s: _Space, pick: int) -> None:
+        user = self._user(pick)
+        self._emit(
+            s,
+            "member.joined",
+            {
+                "userId": user,
+                "email": f"{user}@example.com",
+                "displayName": f"User {user}",
+                "role": "owner" if pick % 3 == 0 else "member",
+            },
+        )
+
+    def _pair(self, s: _Space, pick: int) -> None:
+        agent = self._id("a")
+        s.agents.append(agent)
+        payload: dict[str, Any] = {"agentId": agent, "name": f"agent {pick}"}
+        if pick % 2:
+            payload["runtime"] = "python"
+        self._emit(s, "agent.paired", payload)
+
+    def _connect(self, s: _Space, pick: int) -> None:
+        if s.agents:
+            agent = s.agents[pick % len(s.agents)]
+            payload: dict[str, Any] = {
+                "agentId": agent,
+                "agentVersion": f"1.{pick % 4}",
+                "runtime": "node",
+                "capabilities": ["tasks"][: pick % 2],
+            }
+            if pick % 3:
+                payload["tools"] = [{"name": "calc", "type": "app"}]
+            self._emit(s, "agent.connected", payload, actor=f"agent:{agent}")
+
+    def _heartbeat_lost(self, s: _Space, pick: int) -> None:
+        if s.agents:
+            agent = s.agents[pick % len(s.agents)]
+            beat = None if pick % 2 else self.clock
+            payload = {"agentId": agent, "status": "offline", "lastHeartbeatAt": beat}
+            self._emit(s, "agent.status_changed", payload)
+
+    def _rename(self, s: _Space, pick: int) -> None:
+        if s.agents:
+            agent = s.agents[pick % len(s.agents)]
+            self._emit(s, "agent.renamed", {"agentId": agent, "name": f"renamed {pick}"})
+
+    def _revoke(self, s: _Space, pick: int) -> None:
+        if s.agents:
+            self._emit(s, "agent.revoked", {"agentId": s.agents[pick % len(s.agents)]})
+
+    def _conversation(self, s: _Space, pick: int) -> None:
+        conversation = self._id("c")
+        s.conversations.append(conversation)
+        payload = {
+            "conversationId": conversation,
+            "title": f"talk {pick}",
+            "agentIds": s.agents[:1],
+        }
+        self._emit(s, "conversation.created", payload, conversation_id=conversation)
+
+    def _message(self, s: _Space, pick: int) -> None:
+        if not s.conversations:
+            return
+        conversation = s.conversations[pick % len(s.conversations)]
+        author = {"kind": "user", "id": self._user(pick)} if pick % 2 else {"kind": "system"}
+        payload: dict[str, Any] = {"messageId": self._id("m"), "author": author, "content": "hi"}
+        if pick % 3 == 0:
+            payload["blocks"] = [{"type": "markdown", "text": "**hi**"}]
+        if s.tasks and pick % 4 == 0:
+            payload["taskId"] = s.tasks[pick % len(s.tasks)]
+        self._emit(s, "message.created", payload, conversation_id=conversation)
+
+    def _task(self, s: _Space, pick: int) -> None:
+        task = self._id("t")
+        s.tasks.append(task)
+        payload: dict[str, Any] = {"taskId": task, "title": f"task {pick}", "createdBy": "user:x"}
+        if s.agents:
+            payload["targetAgentId"] = s.agents[pick % len(s.agents)]
+        conversation = s.conversations[pick % len(s.conversations)] if s.conversations else None
+        self._emit(s, "task.created", payload, conversation_id=conversation, task_id=task)
+
+    def _child(self, s: _Space, pick: int) -> None:
+        if s.tasks:
+            parent = s.tasks[pick % len(s.tasks)]
+            child = self._id("t")
+            s.tasks.append(child)
+            payload = {
+                "childTaskId": child,
+                "parentTaskId": parent,
+                "title": "sub",
+                "status": "queued",
+            }
+            self._emit(s, "task.child_created", payload, actor="agent:x", task_id=child)
+
+    def _accept(self, s: _Space, pick: int) -> None:
+        if s.tasks:
+            task = s.tasks[pick % len(s.tasks)]
+            self._emit(s, "task.accepted", {"taskId": task}, task_id=task)
+
+    def _progress(self, s: _Space, pick: int) -> None:
+        if s.tasks:
+            task = s.tasks[pick % len(s.tasks)]
+            payload = {"taskId": task, "status": "running", "progress": pick % 101}
+            if pick % 2:
+                payload["summary"] = f"at {pick}"
+            self._emit(s, "task.status_changed", payload, task_id=task)
+
+    def _finish(self, s: _Space, pick: int) -> None:
+        if s.tasks:
+            task = s.tasks[pick % len(s.tasks)]
+            payload: dict[str, Any] = {"taskId": task, "status": "completed", "progress": 100}
+            if pick % 2:
+                payload = {"taskId": task, "status": "failed", "error": {"code": "boom"}}
+            self._emit(s, "task.status_changed", payload, task_id=task)
+
+    def _cancel_task(self, s: _Space, pick: int) -> None:
+        if s.tasks:
+            task = s.tasks[pick % len(s.tasks)]
+            payload = {"taskId": task, "reason": "enough"} if pick % 2 else {"taskId": task}
+            self._emit(s, "task.cancel_requested", payload, task_id=task)
+
+    def _request(self, s: _Space, pick: int) -> None:
+        interaction = self._id("i")
+        s.open_interactions.append(interaction)
+        task = s.tasks[pick % len(s.tasks)] if s.tasks and pick % 4 else None
+        request: dict[str, Any] = {
+            "id": interaction,
+            "type": ("approval", "choice", "input", "review")[pick % 4],
+            "title": "?",
+            "options": [{"id": "y", "label": "Yes"}],
+            "expiresAt": "2030-01-01T00:00:00Z" if pick % 5 == 0 else None,
+        }
+        self._emit(
+            s,
+            "interaction.requested",
+            {"interaction": request},
+            actor="agent:x" if pick % 2 else "system",
+            task_id=task,
+        )
+
+    def _close(self, s: _Space, pick: int, type: str, extra: dict[str, Any]) -> None:
+        if s.open_interactions:
+            interaction = s.open_interactions.pop(pick % len(s.open_interactions))
+            self._emit(s, type, {"interactionId": interaction, **extra})
+
+    def _resolve(self, s: _Space, pick: int) -> None:
+        response = {"optionId": "y", "n": pick}
+        self._close(
+            s,
+            pick,
+            "interaction.resolved",
+            {
+                "response": response,
+                "respondedBy": "user:u",
+                "respondedByName": "U",
+                "respondedAt": self.clock,
+            },
+        )
+
+    def _expire(self, s: _Space, pick: int) -> None:
+        self._close(s, pick, "interaction.expired", {})
+
+    def _cancel_interaction(self, s: _Space, pick: int) -> None:
+        self._close(s, pick, "interaction.cancelled", {"reason": "moot"})
+
+    def _artifact(self, s: _Space, pick: int) -> None:
+        payload: dict[str, Any] = {"artifactId": self._id("f"), "name": "out", "url": "https://x/y"}
+        if s.tasks and pick % 2:
+            payload["taskId"] = s.tasks[pick % len(s.tasks)]
+            payload["mimeType"] = "text/plain"
+        self._emit(s, "artifact.created", payload)
+
+    def _unknown(self, s: _Space, pick: int) -> None:
+        self._emit(s, "canvas.stroke_added", {"points": [[0, 0], [pick, pick]]})
+
+    def _resend(self, s: _Space, pick: int) -> None:
+        self.events.append(self.events[pick % len(self.events)])
+
+
+REALISTIC: list[Step] = [
+    ("member", 0), ("member", 1), ("member", 2), ("member", 5),
+    ("pair", 0), ("pair", 1), ("connect", 0), ("connect", 1),
+    ("conversation", 0), ("conversation", 1), ("message", 0), ("message", 2),
+    ("task", 0), ("task", 2), ("accept", 0), ("progress", 2), ("child", 0), ("child", 2),
+    ("accept", 4), ("request", 2), ("request", 6), ("message", 4),
+    ("resolve", 0), ("progress", 4), ("expire", 0), ("request", 10), ("cancel_interaction", 0),
+    ("cancel_task", 0), ("finish", 2), ("finish", 5), ("artifact", 1), ("artifact", 0),
+    ("heartbeat_lost", 0), ("heartbeat_lost", 3), ("rename", 1), ("revoke", 0),
+    ("unknown", 0), ("resend", 7), ("resend", 20), ("pair", 2), ("connect", 2),
+    ("task", 1), ("accept", 3), ("request", 3), ("request", 7), ("resolve", 1), ("member", 3),
+]  # fmt: skip

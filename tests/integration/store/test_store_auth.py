@@ -1,0 +1,88 @@
+"""Secrets are stored as the hashes the hub gives; lookups are by hash; single use holds."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.exc import IntegrityError
+
+from lineup.store import (
+    AgentCredentialRecord,
+    PairingCodeRecord,
+    SessionRecord,
+    Store,
+    WriteTx,
+    auth,
+)
+
+from .factory import create_workspace
+
+
+async def test_password_hashes_are_set_and_replaced(store: Store) -> None:
+    await store.write(lambda tx: auth.set_password_hash(tx.connection, "u1", "h1"))
+    await store.write(lambda tx: auth.set_password_hash(tx.connection, "u1", "h2"))
+    async with store.reader() as r:
+        assert await auth.get_password_hash(r.connection, "u1") == "h2"
+        assert await auth.get_password_hash(r.connection, "u2") is None
+
+
+async def test_sessions_are_found_by_token_hash_and_revoked(store: Store) -> None:
+    session = SessionRecord("s1", "tok-hash", "u1", "csrf-hash", created_at=1, expires_at=100)
+    other = SessionRecord("s2", "tok-hash-2", "u1", "csrf-2", created_at=1, expires_at=10)
+    await store.write(lambda tx: auth.insert_session(tx.connection, session))
+    await store.write(lambda tx: auth.insert_session(tx.connection, other))
+    async with store.reader() as r:
+        assert await auth.get_session_by_token_hash(r.connection, "tok-hash") == session
+        assert await auth.get_session_by_token_hash(r.connection, "nope") is None
+
+    assert await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 50))
+    assert not await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 60))
+    assert await store.write(lambda tx: auth.revoke_user_sessions(tx.connection, "u1", 70)) == 1
+    assert await store.write(lambda tx: auth.delete_expired_sessions(tx.connection, 20)) == 1
+    async with store.reader() as r:
+        revoked = await auth.get_session_by_token_hash(r.connection, "tok-hash")
+        assert await auth.get_session_by_token_hash(r.connection, "tok-hash-2") is None
+    assert revoked is not None and revoked.revoked_at == 50
+
+
+async def test_a_token_hash_is_unique(store: Store) -> None:
+    session = SessionRecord("s1", "same", "u1", "c", created_at=1, expires_at=2)
+    await store.write(lambda tx: auth.insert_session(tx.connection, session))
+    duplicate = SessionRecord("s2", "same", "u2", "c", created_at=1, expires_at=2)
+    with pytest.raises(IntegrityError):
+        await store.write(lambda tx: auth.insert_session(tx.connection, duplicate))
+
+
+async def test_a_pairing_code_can_be_used_once_and_not_after_expiry(store: Store) -> None:
+    ws = await create_workspace(store)
+    code = PairingCodeRecord("p1", ws, "code-hash", "user:u1", created_at=0, expires_at=600_000)
+    late = PairingCodeRecord("p2", ws, "late-hash", "user:u1", created_at=0, expires_at=10)
+    await store.write(lambda tx: auth.insert_pairing_code(tx.connection, code))
+    await store.write(lambda tx: auth.insert_pairing_code(tx.connection, late))
+
+    assert await store.write(lambda tx: auth.record_pairing_failure(tx.connection, "p1")) == 1
+    assert await store.write(lambda tx: auth.record_pairing_failure(tx.connection, "p1")) == 2
+    assert await store.write(lambda tx: auth.use_pairing_code(tx.connection, "p1", 1_000))
+    assert not await store.write(lambda tx: auth.use_pairing_code(tx.connection, "p1", 2_000))
+    assert not await store.write(lambda tx: auth.use_pairing_code(tx.connection, "p2", 11))
+    async with store.reader() as r:
+        found = await auth.get_pairing_code_by_hash(r.connection, "code-hash")
+        listed = await auth.list_pairing_codes(r.connection, ws)
+    assert found is not None
+    assert (found.used_at, found.failed_attempts) == (1_000, 2)
+    assert [c.id for c in listed] == ["p1", "p2"]
+
+
+async def test_agent_credentials_are_found_by_hash_and_revoked_per_agent(store: Store) -> None:
+    ws = await create_workspace(store)
+
+    async def insert_two(tx: WriteTx) -> None:
+        for i in range(2):
+            credential = AgentCredentialRecord(f"k{i}", "a1", ws, f"secret-{i}", created_at=i)
+            await auth.insert_agent_credential(tx.connection, credential)
+
+    await store.write(insert_two)
+    assert await store.write(lambda tx: auth.revoke_agent_credentials(tx.connection, "a1", 9)) == 2
+    async with store.reader() as r:
+        found = await auth.get_agent_credential_by_hash(r.connection, "secret-1")
+        assert await auth.get_agent_credential_by_hash(r.connection, "nope") is None
+    assert found is not None and (found.agent_id, found.revoked_at) == ("a1", 9)

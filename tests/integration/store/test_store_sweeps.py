@@ -1,0 +1,50 @@
+"""The hub's cross-workspace background reads (``lineup.store.sweeps``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lineup.store import Store, sweeps
+
+from .factory import create_workspace, event
+
+
+async def _append(store: Store, ws: str, type: str, payload: dict[str, Any], **kw: Any) -> None:
+    await store.append(event(ws, type, payload, **kw))
+
+
+async def test_sweeps_find_silent_agents_overdue_interactions_and_task_timelines(
+    store: Store,
+) -> None:
+    ws = await create_workspace(store)
+    await _append(store, ws, "agent.paired", {"agentId": "a1", "name": "A"})
+    await _append(store, ws, "agent.connected", {"agentId": "a1", "capabilities": []})
+    await _append(
+        store, ws, "agent.status_changed",
+        {"agentId": "a1", "status": "offline", "lastHeartbeatAt": 1_000},
+    )  # fmt: skip
+    await _append(store, ws, "task.created", {"taskId": "t1", "title": "x", "targetAgentId": "a1"},
+                  task_id="t1")  # fmt: skip
+    await _append(store, ws, "task.accepted", {"taskId": "t1"}, task_id="t1")
+    await _append(
+        store, ws, "task.child_created",
+        {"childTaskId": "t2", "parentTaskId": "t1", "title": "y", "status": "queued"},
+    )  # fmt: skip
+    await _append(store, ws, "task.accepted", {"taskId": "t2"}, task_id="t2")
+    await _append(
+        store, ws, "interaction.requested",
+        {"interaction": {"id": "i1", "type": "input", "title": "?", "expiresAt": 5_000}},
+    )  # fmt: skip
+
+    async with store.reader() as r:
+        offline = await sweeps.agents_with_status(r.connection, "offline")
+        unreachable = await sweeps.unreachable_tasks(r.connection, silent_before_ms=2_000)
+        not_yet = await sweeps.unreachable_tasks(r.connection, silent_before_ms=500)
+        overdue = await sweeps.overdue_interactions(r.connection, now_ms=5_000)
+        early = await sweeps.overdue_interactions(r.connection, now_ms=4_999)
+        timeline = await sweeps.task_events(r.connection, ws, "t1")
+    assert [a.id for a in offline] == ["a1"]
+    assert [t.id for t in unreachable] == ["t1", "t2"]
+    assert not_yet == []
+    assert [i.id for i in overdue] == ["i1"] and early == []
+    assert [e.type for e in timeline] == ["task.created", "task.accepted", "task.accepted"]
