@@ -1,0 +1,129 @@
+"""Agents: pairing codes, redemption by an adapter, list, rename, revoke."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from pydantic import Field
+
+from lineup.hub import pairing
+from lineup.hub.agent_gateway import CLOSE_REVOKED
+from lineup.hub.api import views
+from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
+from lineup.hub.security import normalise_pairing_code, token_hash
+from lineup.protocol.errors import NotFound
+
+router = APIRouter(prefix="/api", tags=["agents"])
+
+
+class NewCode(Body):
+    agent_name: Annotated[str, Field(max_length=100)] | None = None
+
+
+class Redeem(Body):
+    code: Annotated[str, Field(min_length=1, max_length=64)]
+    name: Annotated[str, Field(max_length=100)] | None = None
+    runtime: Annotated[str, Field(max_length=100)] | None = None
+    agent_version: Annotated[str, Field(max_length=100)] | None = None
+
+
+class Rename(Body):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+def _websocket_url(base: str) -> str:
+    scheme, _, rest = base.partition("://")
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}/ws/agent"
+
+
+@router.post("/workspaces/{workspace_id}/pairing-codes", status_code=201)
+async def create_pairing_code(
+    body: NewCode, request: Request, hub: Hub, person: Member
+) -> dict[str, Any]:
+    """A one-time code (10 minutes, single use) and the command to run on the agent's machine."""
+    ttl_ms = int(hub.settings.pairing_ttl * 1000)
+    issued = await hub.recorder.run(
+        lambda w: pairing.issue_code(w, person, ttl_ms, body.agent_name)
+    )
+    base = hub.settings.public_url or str(request.base_url).rstrip("/")
+    command = f"lineup demo-agent --hub {shlex.quote(base)} --code {issued.code}"
+    return {
+        "code": issued.code,
+        "expiresAt": views.iso(issued.expires_at_ms),
+        "expiresInSeconds": int(hub.settings.pairing_ttl),
+        "hubUrl": base,
+        "command": command,
+        "sdkCommand": f"lineup agent pair --hub {shlex.quote(base)} --code {issued.code}",
+    }
+
+
+@router.post("/pairing/redeem")
+async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
+    """Exchange a pairing code for an agent credential (called by the adapter, no session)."""
+    assert hub.limits is not None
+    ip = request.client.host if request.client else "unknown"
+    hub.limits.pairing_by_ip.check(ip, "pairing")
+    hub.limits.pairing_by_code.check(token_hash(normalise_pairing_code(body.code)), "pairing")
+    paired = await hub.recorder.run(
+        lambda w: pairing.redeem(
+            w, body.code, name=body.name, runtime=body.runtime, agent_version=body.agent_version
+        )
+    )
+    base = hub.settings.public_url or str(request.base_url).rstrip("/")
+    return {
+        "agentId": paired.agent_id,
+        "workspaceId": paired.workspace_id,
+        "name": paired.name,
+        "credential": paired.credential,
+        "hubUrl": base,
+        "websocketUrl": _websocket_url(base),
+    }
+
+
+@router.get("/workspaces/{workspace_id}/agents")
+async def list_agents(hub: Hub, person: Member) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        agents = await read.list_agents(person.workspace_id)
+    return {"agents": [views.agent(a, hub.presence) for a in agents]}
+
+
+@router.get("/workspaces/{workspace_id}/agents/{agent_id}")
+async def get_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        agent = await read.get_agent(person.workspace_id, agent_id)
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.")
+    return views.agent(agent, hub.presence)
+
+
+@router.patch("/workspaces/{workspace_id}/agents/{agent_id}")
+async def rename_agent(
+    agent_id: str, body: Rename, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    async def job(w: Any) -> None:
+        agent = await w.read.get_agent(person.workspace_id, agent_id)
+        if agent is None:
+            raise NotFound(f"No agent {agent_id!r} in this workspace.")
+        if agent.name != body.name.strip():
+            await w.append(
+                person.workspace_id,
+                "agent.renamed",
+                {"agentId": agent_id, "name": body.name.strip()},
+                actor=person.actor,
+                event_id=key,
+            )
+
+    await hub.recorder.run(job)
+    return await get_agent(agent_id, hub, person)
+
+
+@router.post("/workspaces/{workspace_id}/agents/{agent_id}/revoke")
+async def revoke_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
+    """Revoke at once: the credential never works again and the open connection is closed."""
+    await hub.recorder.run(lambda w: pairing.revoke(w, person, agent_id))
+    link = hub.presence.get(agent_id)
+    if link is not None and link.workspace_id == person.workspace_id:
+        await link.close(CLOSE_REVOKED, "revoked")
+    return await get_agent(agent_id, hub, person)

@@ -1,0 +1,115 @@
+"""Sign-up, sign-in, sign-out and the people's own workspaces."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request, Response
+from pydantic import Field
+
+from lineup.hub import accounts
+from lineup.hub.api import views
+from lineup.hub.api.deps import CSRF_COOKIE, SESSION_COOKIE, Body, Hub, SignedInUser
+from lineup.hub.state import HubState
+
+router = APIRouter(prefix="/api", tags=["accounts"])
+
+
+class SignUp(Body):
+    email: Annotated[str, Field(max_length=254)]
+    password: Annotated[str, Field(max_length=1024)]
+    display_name: Annotated[str, Field(max_length=100)] = ""
+    workspace_name: Annotated[str, Field(max_length=100)] | None = None
+
+
+class SignIn(Body):
+    email: Annotated[str, Field(max_length=254)]
+    password: Annotated[str, Field(max_length=1024)]
+
+
+class NewWorkspace(Body):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession) -> None:
+    max_age = int(hub.settings.session_ttl)
+    secure = hub.settings.secure_cookies
+    response.set_cookie(
+        SESSION_COOKIE,
+        session.token,
+        max_age=max_age,
+        httponly=True,
+        samesite="lax",
+        secure=secure,
+        path="/",
+    )
+    response.set_cookie(
+        CSRF_COOKIE,
+        session.csrf_token,
+        max_age=max_age,
+        httponly=False,
+        samesite="lax",
+        secure=secure,
+        path="/",
+    )
+
+
+async def _me(hub: HubState, user_id: str) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        user = await read.get_user(user_id)
+        workspaces = await read.list_user_workspaces(user_id)
+    assert user is not None
+    return {"user": views.user(user), "workspaces": [views.workspace(w) for w in workspaces]}
+
+
+@router.post("/auth/signup", status_code=201)
+async def sign_up(body: SignUp, request: Request, response: Response, hub: Hub) -> dict[str, Any]:
+    """Create an account and its first workspace, and sign in."""
+    assert hub.limits is not None
+    hub.limits.signin_by_ip.check(_ip(request), "sign-up")
+    user, workspace_id = await accounts.sign_up(
+        hub, body.email, body.password, body.display_name, body.workspace_name
+    )
+    session = await accounts.start_session(hub, user)
+    _set_cookies(response, hub, session)
+    return {**await _me(hub, user.id), "workspaceId": workspace_id, "csrfToken": session.csrf_token}
+
+
+@router.post("/auth/signin")
+async def sign_in(body: SignIn, request: Request, response: Response, hub: Hub) -> dict[str, Any]:
+    assert hub.limits is not None
+    hub.limits.signin_by_ip.check(_ip(request), "sign-in")
+    session = await accounts.sign_in(hub, body.email, body.password)
+    _set_cookies(response, hub, session)
+    return {**await _me(hub, session.user.id), "csrfToken": session.csrf_token}
+
+
+@router.post("/auth/signout", status_code=204)
+async def sign_out(response: Response, hub: Hub, signed: SignedInUser) -> Response:
+    await accounts.sign_out(hub, signed.session)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(CSRF_COOKIE, path="/")
+    response.status_code = 204
+    return response
+
+
+@router.get("/auth/me")
+async def me(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    return await _me(hub, signed.user.id)
+
+
+@router.get("/workspaces")
+async def list_workspaces(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    return {"workspaces": (await _me(hub, signed.user.id))["workspaces"]}
+
+
+@router.post("/workspaces", status_code=201)
+async def create_workspace(body: NewWorkspace, hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    workspace_id = await hub.recorder.run(
+        lambda w: accounts.create_workspace(w, signed.user, body.name.strip())
+    )
+    return {"id": workspace_id, "name": body.name.strip(), "role": "owner"}
+
+
+def _ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"

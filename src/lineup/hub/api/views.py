@@ -1,0 +1,145 @@
+"""How projections look on the HTTP API: camelCase keys, ISO 8601 UTC timestamps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lineup.hub.downlink import for_person
+from lineup.hub.presence import Presence
+from lineup.protocol.envelope import format_timestamp, ms_to_datetime
+from lineup.store import (
+    Agent,
+    Artifact,
+    Conversation,
+    Interaction,
+    Message,
+    StoredEvent,
+    Task,
+    User,
+    UserWorkspace,
+)
+
+
+def iso(ms: int | None) -> str | None:
+    return None if ms is None else format_timestamp(ms_to_datetime(ms))
+
+
+def user(u: User) -> dict[str, Any]:
+    return {"id": u.id, "email": u.email, "displayName": u.display_name}
+
+
+def workspace(uw: UserWorkspace) -> dict[str, Any]:
+    return {"id": uw.workspace.id, "name": uw.workspace.name, "role": uw.role}
+
+
+def agent(a: Agent, presence: Presence | None = None) -> dict[str, Any]:
+    last_beat = a.last_heartbeat_at
+    link = presence.get(a.id) if presence is not None else None
+    if link is not None and a.status == "online":
+        last_beat = max(last_beat or 0, link.last_beat_ms)
+    return {
+        "id": a.id,
+        "name": a.name,
+        "runtime": a.runtime,
+        "version": a.agent_version,
+        "status": a.status,
+        "online": a.status == "online",
+        "capabilities": a.capabilities or [],
+        "tools": a.tools or [],
+        "lastHeartbeatAt": iso(last_beat),
+        "connectedAt": iso(a.connected_at),
+        "revokedAt": iso(a.revoked_at),
+        "createdAt": iso(a.created_at),
+    }
+
+
+def conversation(c: Conversation) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "title": c.title,
+        "agentIds": c.agent_ids or [],
+        "createdAt": iso(c.created_at),
+        "updatedAt": iso(c.updated_at),
+        "lastSequence": c.last_sequence,
+    }
+
+
+def message(m: Message) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "conversationId": m.conversation_id,
+        "author": {"kind": m.author_kind, "id": m.author_id},
+        "content": m.content,
+        "blocks": m.blocks,
+        "attachments": m.attachments,
+        "targetAgentId": m.target_agent_id,
+        "taskId": m.task_id,
+        "createdAt": iso(m.created_at),
+        "sequence": m.sequence,
+    }
+
+
+def task(t: Task, agents: dict[str, Agent] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": t.id,
+        "conversationId": t.conversation_id,
+        "parentTaskId": t.parent_task_id,
+        "title": t.title,
+        "description": t.description,
+        "targetAgentId": t.target_agent_id,
+        "status": t.status,
+        "progress": t.progress,
+        "summary": t.summary,
+        "error": t.error,
+        "cancelRequested": bool(t.cancel_requested),
+        "cancelReason": t.cancel_reason,
+        "createdBy": t.created_by,
+        "createdAt": iso(t.created_at),
+        "updatedAt": iso(t.updated_at),
+        "lastSequence": t.last_sequence,
+        "agentConnectionLost": False,
+        "lastHeartbeatAt": None,
+    }
+    target = (agents or {}).get(t.target_agent_id or "")
+    active = t.status in ("running", "waiting_for_human")
+    if target is not None and active and target.status in ("offline", "revoked"):
+        body["agentConnectionLost"] = True
+        body["lastHeartbeatAt"] = iso(target.last_heartbeat_at)
+    return body
+
+
+def interaction(i: Interaction) -> dict[str, Any]:
+    return {
+        "id": i.id,
+        "type": i.kind,
+        "status": i.status,
+        "taskId": i.task_id,
+        "conversationId": i.conversation_id,
+        "agentId": i.agent_id,
+        "request": i.request,
+        "response": i.response,
+        "respondedBy": i.responded_by,
+        "respondedByName": i.responded_by_name,
+        "respondedAt": iso(i.responded_at),
+        "expiresAt": iso(i.expires_at),
+        "createdAt": iso(i.created_at),
+        "sequence": i.sequence,
+    }
+
+
+def artifact(a: Artifact) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "taskId": a.task_id,
+        "conversationId": a.conversation_id,
+        "name": a.name,
+        "url": a.url,
+        "mimeType": a.mime_type,
+        "summary": a.summary,
+        "createdBy": a.created_by,
+        "createdAt": iso(a.created_at),
+    }
+
+
+def event(e: StoredEvent) -> dict[str, Any]:
+    return for_person(e)

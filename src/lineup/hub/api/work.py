@@ -1,0 +1,306 @@
+"""Conversations, messages, tasks, interactions, artifacts, the inbox and the raw event log."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import Field
+
+from lineup.hub import commands
+from lineup.hub.api import views
+from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
+from lineup.hub.state import HubState
+from lineup.protocol import events as ev
+from lineup.protocol.errors import Conflict, NotFound
+from lineup.protocol.interaction import InteractionResponse
+from lineup.store import Agent, Reader, sweeps
+
+router = APIRouter(prefix="/api/workspaces/{workspace_id}", tags=["work"])
+
+TASK_FILTERS: dict[str, tuple[str, ...] | None] = {
+    "all": None,
+    "running": ("queued", "running"),
+    "waiting": ("waiting_for_human",),
+    "done": ("succeeded", "failed", "cancelled"),
+}
+
+
+class NewConversation(Body):
+    title: Annotated[str, Field(min_length=1, max_length=500)]
+    agent_ids: Annotated[list[str], Field(default_factory=list, max_length=20)]
+
+
+class NewMessage(ev.MessageCreate):
+    track_as_task: bool = False
+
+
+class NewTask(ev.TaskCreate):
+    conversation_id: Annotated[str, Field(max_length=128)] | None = None
+
+
+class CancelRequest(Body):
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+
+
+class Answer(Body):
+    response: InteractionResponse
+
+
+async def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
+    return {a.id: a for a in await read.list_agents(workspace_id)}
+
+
+# --- conversations and messages ------------------------------------------------------------
+
+
+@router.get("/conversations")
+async def list_conversations(
+    hub: Hub, person: Member, limit: Annotated[int, Query(ge=1, le=500)] = 100
+) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        rows = await read.list_conversations(person.workspace_id, limit)
+    return {"conversations": [views.conversation(c) for c in rows]}
+
+
+@router.post("/conversations", status_code=201)
+async def create_conversation(
+    body: NewConversation, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    recorded = await hub.recorder.run(
+        lambda w: commands.create_conversation(
+            w, person, body.title.strip(), body.agent_ids, event_id=key
+        )
+    )
+    return await get_conversation(recorded.value, hub, person)
+
+
+@router.get("/conversations/{conversation_id}")
+async def get_conversation(conversation_id: str, hub: Hub, person: Member) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        row = await read.get_conversation(person.workspace_id, conversation_id)
+    if row is None:
+        raise NotFound(f"No conversation {conversation_id!r} in this workspace.")
+    return views.conversation(row)
+
+
+@router.get("/conversations/{conversation_id}/messages")
+async def list_messages(
+    conversation_id: str,
+    hub: Hub,
+    person: Member,
+    before: Annotated[int | None, Query(ge=1)] = None,
+    after: Annotated[int | None, Query(ge=0)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    """A page of messages in order; ``before`` scrolls back, ``after`` pages forward."""
+    async with hub.store.reader() as read:
+        if await read.get_conversation(person.workspace_id, conversation_id) is None:
+            raise NotFound(f"No conversation {conversation_id!r} in this workspace.")
+        rows = await read.list_messages(
+            person.workspace_id, conversation_id, before=before, after=after, limit=limit
+        )
+        tasks = await read.list_tasks(person.workspace_id, conversation_id=conversation_id)
+        interactions = await read.list_interactions(
+            person.workspace_id, conversation_id=conversation_id
+        )
+        artifacts = await read.list_artifacts(person.workspace_id, conversation_id=conversation_id)
+        agents = await _agents(read, person.workspace_id)
+    return {
+        "messages": [views.message(m) for m in rows],
+        "hasMore": len(rows) == limit,
+        "tasks": [views.task(t, agents) for t in tasks],
+        "interactions": [views.interaction(i) for i in interactions],
+        "artifacts": [views.artifact(a) for a in artifacts],
+    }
+
+
+@router.post("/conversations/{conversation_id}/messages", status_code=201)
+async def post_message(
+    conversation_id: str, body: NewMessage, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    """Send a message; with ``trackAsTask`` a task is created for the target agent first."""
+    message = ev.MessageCreate.model_validate(body.model_dump(exclude={"track_as_task"}))
+    recorded = await hub.recorder.run(
+        lambda w: commands.post_message(
+            w,
+            person,
+            conversation_id,
+            message,
+            track_as_task=body.track_as_task,
+            event_id=key,
+        )
+    )
+    async with hub.store.reader() as read:
+        row = await read.get_message(person.workspace_id, recorded.value["messageId"])
+    assert row is not None
+    return {
+        "message": views.message(row),
+        "taskId": recorded.value["taskId"],
+        "sequence": recorded.sequence,
+        "duplicate": recorded.duplicate,
+    }
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+
+@router.get("/tasks")
+async def list_tasks(
+    hub: Hub,
+    person: Member,
+    status: Annotated[str, Query(pattern="^(all|running|waiting|done)$")] = "all",
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        rows = await read.list_tasks(
+            person.workspace_id, statuses=TASK_FILTERS[status], limit=limit
+        )
+        agents = await _agents(read, person.workspace_id)
+    return {"tasks": [views.task(t, agents) for t in rows]}
+
+
+@router.post("/tasks", status_code=201)
+async def create_task(
+    body: NewTask, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    task = ev.TaskCreate.model_validate(body.model_dump(exclude={"conversation_id"}))
+    recorded = await hub.recorder.run(
+        lambda w: commands.create_task(
+            w, person, task, conversation_id=body.conversation_id, event_id=key
+        )
+    )
+    return await task_detail(recorded.value, hub, person)
+
+
+@router.get("/tasks/{task_id}")
+async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
+    """Status, progress, summary, children, interactions, artifacts and the event timeline."""
+    async with hub.store.reader() as read:
+        detail = await read.get_task_detail(person.workspace_id, task_id)
+        if detail is None:
+            raise NotFound(f"No task {task_id!r} in this workspace.")
+        timeline = await sweeps.task_events(read.connection, person.workspace_id, task_id)
+        agents = await _agents(read, person.workspace_id)
+    return {
+        "task": views.task(detail.task, agents),
+        "children": [views.task(c, agents) for c in detail.children],
+        "interactions": [views.interaction(i) for i in detail.interactions],
+        "artifacts": [views.artifact(a) for a in detail.artifacts],
+        "timeline": [views.event(e) for e in timeline],
+    }
+
+
+@router.post("/tasks/{task_id}/cancel")
+async def cancel_task(
+    task_id: str, body: CancelRequest, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    """Ask the agent to stop; the task shows "cancel requested" until the agent confirms."""
+    await hub.recorder.run(
+        lambda w: commands.request_cancel(w, person, task_id, body.reason, event_id=key)
+    )
+    return await task_detail(task_id, hub, person)
+
+
+# --- interactions and the inbox -----------------------------------------------------------
+
+
+@router.get("/interactions")
+async def list_interactions(
+    hub: Hub,
+    person: Member,
+    status: Annotated[str | None, Query(pattern="^(requested|resolved|expired|cancelled)$")] = None,
+) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        rows = await read.list_interactions(
+            person.workspace_id, statuses=[status] if status else None
+        )
+    return {"interactions": [views.interaction(i) for i in rows]}
+
+
+@router.get("/interactions/{interaction_id}")
+async def get_interaction(interaction_id: str, hub: Hub, person: Member) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        row = await read.get_interaction(person.workspace_id, interaction_id)
+    if row is None:
+        raise NotFound(f"No interaction {interaction_id!r} in this workspace.")
+    return views.interaction(row)
+
+
+@router.post("/interactions/{interaction_id}/respond")
+async def respond(
+    interaction_id: str, body: Answer, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    """Answer once. The same answer again changes nothing; a different one is a conflict that
+    names who answered first."""
+    recorded = await hub.recorder.run(
+        lambda w: commands.respond(w, person, interaction_id, body.response, event_id=key)
+    )
+    if isinstance(recorded.value, commands.Expired):
+        raise Conflict(
+            "This request expired before your answer arrived; it can no longer be answered.",
+            details={"reason": "expired"},
+        )
+    return await get_interaction(interaction_id, hub, person)
+
+
+async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        waiting = await read.list_interactions(workspace_id, statuses=["requested"])
+        failed = await read.list_tasks(workspace_id, statuses=["failed"], limit=recent)
+        active = await read.list_tasks(
+            workspace_id, statuses=["running", "waiting_for_human"], limit=200
+        )
+        done = await read.list_tasks(
+            workspace_id, statuses=["succeeded", "cancelled"], limit=recent
+        )
+        agents = await _agents(read, workspace_id)
+    lost = [views.task(t, agents) for t in active]
+    lost = [t for t in lost if t["agentConnectionLost"]]
+    attention = [views.task(t, agents) for t in failed]
+    return {
+        "waitingForMe": [views.interaction(i) for i in waiting],
+        "needsAttention": lost + attention,
+        "recentlyDone": [views.task(t, agents) for t in done],
+        "counts": {
+            "waitingForMe": len(waiting),
+            "needsAttention": len(lost) + len(attention),
+            "unread": len(waiting) + len(lost),
+        },
+    }
+
+
+@router.get("/inbox")
+async def inbox(hub: Hub, person: Member) -> dict[str, Any]:
+    """Waiting for me, failed / needs attention, recently done, and the counts."""
+    return await inbox_view(hub, person.workspace_id)
+
+
+# --- artifacts and events ------------------------------------------------------------------
+
+
+@router.get("/artifacts")
+async def list_artifacts(
+    hub: Hub,
+    person: Member,
+    task_id: Annotated[str | None, Query(alias="taskId", max_length=128)] = None,
+    conversation_id: Annotated[str | None, Query(alias="conversationId", max_length=128)] = None,
+) -> dict[str, Any]:
+    async with hub.store.reader() as read:
+        rows = await read.list_artifacts(
+            person.workspace_id, task_id=task_id, conversation_id=conversation_id
+        )
+    return {"artifacts": [views.artifact(a) for a in rows]}
+
+
+@router.get("/events")
+async def list_events(
+    hub: Hub,
+    person: Member,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> dict[str, Any]:
+    """The workspace's log after a sequence, in order (the same frames the WebSocket sends)."""
+    rows = await hub.store.read_events(person.workspace_id, after=after, limit=limit)
+    latest = await hub.store.last_sequence(person.workspace_id)
+    return {"events": [views.event(e) for e in rows], "latestSequence": latest}

@@ -1,0 +1,97 @@
+"""``lineup serve`` and ``lineup user create``: the hub's part of the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import os
+import sys
+
+from lineup.hub.config import Settings
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser("serve", help="start the hub (SQLite under LINEUP_HOME by default)")
+    serve.add_argument("--host", default=os.environ.get("LINEUP_HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("LINEUP_PORT", "8000")))
+    serve.add_argument("--node-id", default=None, help="this node's name in a cluster")
+    serve.add_argument("--log-level", default=os.environ.get("LINEUP_LOG_LEVEL", "info"))
+    serve.set_defaults(func=_serve)
+
+    user = commands.add_parser("user", help="manage people's accounts")
+    user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
+    create = user_commands.add_parser("create", help="create an account and its first workspace")
+    create.add_argument("--email", required=True)
+    create.add_argument("--name", default="", help="display name")
+    create.add_argument("--workspace", default=None, help="first workspace's name")
+    create.add_argument(
+        "--password-env",
+        default="LINEUP_PASSWORD",
+        help="environment variable holding the password (else you are asked)",
+    )
+    create.set_defaults(func=_user_create)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from lineup.hub.app import create_app
+
+    settings = Settings.from_env(host=args.host, port=args.port, node_id=args.node_id)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    where = (
+        settings.database_url.split("@")[-1]
+        if "@" in settings.database_url
+        else (settings.database_url)
+    )
+    print(f"LineUp hub on {settings.base_url}  (database: {where})", flush=True)
+    print(
+        "Connect the demo agent: sign in, open Agents → Connect my agent, then run\n"
+        f"  lineup demo-agent --hub {settings.base_url} --code <CODE>",
+        flush=True,
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=args.log_level.lower(),
+        proxy_headers=True,
+        timeout_graceful_shutdown=10,
+        ws_max_size=1024 * 1024,
+    )
+    return 0
+
+
+def _user_create(args: argparse.Namespace) -> int:
+    password = os.environ.get(args.password_env) or getpass.getpass("Password: ")
+    try:
+        user_id, workspace_id = asyncio.run(
+            create_user(Settings.from_env(), args.email, password, args.name, args.workspace)
+        )
+    except Exception as exc:  # shown to a person at a terminal
+        message = getattr(exc, "message", str(exc))
+        print(f"error: {message}", file=sys.stderr)
+        return 1
+    print(f"created user {user_id} with workspace {workspace_id}")
+    return 0
+
+
+async def create_user(
+    settings: Settings, email: str, password: str, name: str, workspace: str | None
+) -> tuple[str, str]:
+    from lineup.hub.accounts import sign_up
+    from lineup.hub.state import HubState
+    from lineup.store import Store
+
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        hub = HubState.create(settings, store)
+        user, workspace_id = await sign_up(hub, email, password, name, workspace)
+        return user.id, workspace_id
+    finally:
+        await store.close()

@@ -1,0 +1,134 @@
+"""People's apps' WebSocket: subscribe with the last sequence seen, get a snapshot-consistent
+replay, then ``client.caught_up``, then live events in order — only from a workspace the
+signed-in person belongs to. Commands go over HTTP; this socket only reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from urllib.parse import urlsplit
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from lineup.hub.accounts import person_in, session_user
+from lineup.hub.api.deps import SESSION_COOKIE
+from lineup.hub.downlink import for_person
+from lineup.hub.fanout import Ephemeral
+from lineup.hub.follow import Follower
+from lineup.hub.state import HubState
+from lineup.protocol import events as ev
+from lineup.protocol.codec import Decoded, Rejected, decode_frame, encode
+from lineup.protocol.envelope import Envelope, ms_to_datetime
+from lineup.protocol.errors import Forbidden, InvalidArgument, LineupError
+from lineup.protocol.frames import Ack, ErrorFrame
+from lineup.protocol.ids import new_id
+from lineup.store import StoredEvent
+
+log = logging.getLogger("lineup.hub.clients")
+
+CLOSE_POLICY = 4403
+CLOSE_UNAUTHENTICATED = 4401
+
+
+def origin_allowed(hub: HubState, socket: WebSocket) -> bool:
+    """Browsers always send Origin; it must be this hub (or a configured origin)."""
+    origin = socket.headers.get("origin")
+    if origin is None:
+        return True  # not a browser: the session cookie is still required
+    allowed = set(hub.settings.allowed_origins)
+    host = socket.headers.get("host", "")
+    parts = urlsplit(origin)
+    return origin in allowed or (parts.netloc == host and parts.scheme in ("http", "https"))
+
+
+async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> None:
+    if not origin_allowed(hub, socket):
+        await socket.close(CLOSE_POLICY, "origin not allowed")
+        return
+    await socket.accept()
+    try:
+        signed = await session_user(hub, socket.cookies.get(SESSION_COOKIE))
+        person = await person_in(hub, signed.user, workspace_id)
+    except LineupError as exc:
+        await socket.send_text(encode(ErrorFrame.from_error(exc)))
+        code = CLOSE_UNAUTHENTICATED if exc.code == "unauthenticated" else CLOSE_POLICY
+        await socket.close(code, exc.message[:120])
+        return
+    lock = asyncio.Lock()
+
+    async def send(text: str) -> None:
+        async with lock:
+            await socket.send_text(text)
+
+    async def send_event(event: StoredEvent) -> None:
+        await send(encode_event(event))
+
+    async def send_ephemeral(item: Ephemeral) -> None:
+        await send(_dumps(item.frame))
+
+    follower: Follower | None = None
+    live: asyncio.Task[None] | None = None
+    try:
+        while True:
+            raw = await socket.receive_text()
+            result = decode_frame(raw, ev.Sender.USER)
+            if isinstance(result, Rejected):
+                await send(encode(result.error))
+                continue
+            if not isinstance(result, Decoded) or result.envelope.type != "client.subscribe":
+                error = InvalidArgument("This socket accepts client.subscribe only.")
+                envelope_id = getattr(getattr(result, "envelope", None), "id", None)
+                await send(encode(ErrorFrame.from_error(error, envelope_id)))
+                continue
+            if result.envelope.workspace_id != person.workspace_id:
+                refusal = Forbidden("Subscribe to the workspace this socket was opened for.")
+                await send(encode(ErrorFrame.from_error(refusal, result.envelope.id)))
+                continue
+            if live is not None:
+                live.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await live
+            subscribe: ev.ClientSubscribe = result.payload
+            await send(encode(Ack(id=result.envelope.id)))
+            follower = Follower(
+                hub.store,
+                hub.broker,
+                person.workspace_id,
+                subscribe.last_sequence,
+                send_event,
+                send_ephemeral,
+            )
+            caught_up = await follower.replay()
+            await send(encode(caught_up_frame(hub, person.workspace_id, caught_up)))
+            live = asyncio.create_task(follower.live())
+    except WebSocketDisconnect:
+        pass
+    finally:
+        if live is not None:
+            live.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await live
+        if follower is not None:
+            follower.close()
+
+
+def caught_up_frame(hub: HubState, workspace_id: str, sequence: int) -> Envelope:
+    return Envelope(
+        id=new_id("evt"),
+        type="client.caught_up",
+        occurred_at=ms_to_datetime(hub.clock()),
+        workspace_id=workspace_id,
+        payload=ev.ClientCaughtUp(sequence=sequence).wire(),
+    )
+
+
+def encode_event(event: StoredEvent) -> str:
+    return _dumps(for_person(event))
+
+
+def _dumps(frame: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,550 @@
+"""What people and agents can ask the hub to do: each command checks the workspace boundary
+and the domain rules, then records facts as events (seed 001 §7, §10, §11).
+
+Every function runs inside :meth:`Recorder.run`, so its checks and its appends share one
+transaction. A command that would change nothing (the same answer again, a second cancel
+request) records nothing and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from lineup import domain
+from lineup.hub.actors import AgentIdentity, Person
+from lineup.hub.recorder import Writing
+from lineup.hub.translate import (
+    domain_rules,
+    interaction_request,
+    interaction_state,
+    response_to_domain,
+    response_to_wire,
+    task_state,
+    with_default_options,
+)
+from lineup.protocol import events as ev
+from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from lineup.protocol.ids import new_id
+from lineup.protocol.interaction import InteractionResponse
+from lineup.store import AppendResult, records
+
+ACTIVE_TASK_STATUSES = ("queued", "running", "waiting_for_human")
+
+
+def derived_id(prefix: str, *parts: str) -> str:
+    """A stable id made from an idempotency key, so a resent command names the same object."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
+    return f"{prefix}_{digest}"
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """The outcome of a command: its event (if any) and whether it was a resend."""
+
+    result: AppendResult | None
+    value: Any = None
+
+    @property
+    def sequence(self) -> int | None:
+        return None if self.result is None else self.result.event.sequence
+
+    @property
+    def duplicate(self) -> bool:
+        return self.result is not None and self.result.duplicate
+
+
+# --- lookups that enforce the workspace boundary -------------------------------------------
+
+
+async def agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
+    agent = await w.read.get_agent(workspace_id, agent_id)
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.", details={"agentId": agent_id})
+    return agent
+
+
+async def live_agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
+    agent = await agent_in(w, workspace_id, agent_id)
+    if agent.status == "revoked":
+        raise Conflict(f"Agent {agent.name!r} was revoked; pair it again to give it work.")
+    return agent
+
+
+async def conversation_in(
+    w: Writing, workspace_id: str, conversation_id: str
+) -> records.Conversation:
+    conversation = await w.read.get_conversation(workspace_id, conversation_id)
+    if conversation is None:
+        raise NotFound(
+            f"No conversation {conversation_id!r} in this workspace.",
+            details={"conversationId": conversation_id},
+        )
+    return conversation
+
+
+async def task_in(w: Writing, workspace_id: str, task_id: str) -> records.Task:
+    task = await w.read.get_task(workspace_id, task_id)
+    if task is None:
+        raise NotFound(f"No task {task_id!r} in this workspace.", details={"taskId": task_id})
+    return task
+
+
+async def agents_task(w: Writing, agent: AgentIdentity, task_id: str | None) -> records.Task:
+    if not task_id:
+        raise InvalidArgument("This event needs the envelope's taskId.")
+    task = await task_in(w, agent.workspace_id, task_id)
+    if task.target_agent_id != agent.agent_id:
+        raise Forbidden(f"Task {task_id!r} is not assigned to this agent.")
+    return task
+
+
+# --- people ------------------------------------------------------------------------------
+
+
+async def create_conversation(
+    w: Writing, person: Person, title: str, agent_ids: list[str], *, event_id: str | None = None
+) -> Recorded:
+    for agent_id in agent_ids:
+        await live_agent_in(w, person.workspace_id, agent_id)
+    conversation_id = derived_id("conv", event_id) if event_id else new_id("conv")
+    result = await w.append(
+        person.workspace_id,
+        "conversation.created",
+        {"conversationId": conversation_id, "title": title, "agentIds": list(agent_ids)},
+        actor=person.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+    )
+    return Recorded(result, result.event.payload["conversationId"])
+
+
+async def post_message(
+    w: Writing,
+    person: Person,
+    conversation_id: str,
+    message: ev.MessageCreate,
+    *,
+    track_as_task: bool = False,
+    event_id: str | None = None,
+) -> Recorded:
+    """A person's message; with ``track_as_task`` the task is created first (seed 001 §7.2)."""
+    conversation = await conversation_in(w, person.workspace_id, conversation_id)
+    target = message.target_agent_id
+    if target is not None:
+        await live_agent_in(w, person.workspace_id, target)
+    elif track_as_task:
+        if not conversation.agent_ids:
+            raise InvalidArgument("Choose the agent that should work on this task.")
+        target = conversation.agent_ids[0]
+    task_id = None
+    if track_as_task:
+        assert target is not None
+        title = message.content.strip().splitlines()[0][:200] if message.content.strip() else ""
+        if not title:
+            raise InvalidArgument("A tracked task needs some text to say what to do.")
+        task = await create_task(
+            w,
+            person,
+            ev.TaskCreate(title=title, description=message.content, target_agent_id=target),
+            conversation_id=conversation_id,
+            event_id=f"{event_id}.task" if event_id else None,
+        )
+        task_id = task.value
+    message_id = derived_id("msg", event_id) if event_id else new_id("msg")
+    payload: dict[str, Any] = {
+        "messageId": message_id,
+        "author": {"kind": "user", "id": person.user_id, "name": person.display_name},
+        "content": message.content,
+    }
+    if message.attachments:
+        payload["attachments"] = [a.wire() for a in message.attachments]
+    if message.blocks:
+        payload["blocks"] = [b.wire() for b in message.blocks]
+    if message.steer:
+        payload["steer"] = True
+    if task_id is not None:
+        payload["taskId"] = task_id  # the task carries the text to the agent
+    elif target is not None:
+        payload["targetAgentId"] = target
+    result = await w.append(
+        person.workspace_id,
+        "message.created",
+        payload,
+        actor=person.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, {"messageId": result.event.payload["messageId"], "taskId": task_id})
+
+
+async def create_task(
+    w: Writing,
+    person: Person,
+    task: ev.TaskCreate,
+    *,
+    conversation_id: str | None = None,
+    event_id: str | None = None,
+) -> Recorded:
+    agent = await live_agent_in(w, person.workspace_id, task.target_agent_id)
+    if conversation_id is None:
+        created = await create_conversation(
+            w,
+            person,
+            task.title,
+            [agent.id],
+            event_id=f"{event_id}.conversation" if event_id else None,
+        )
+        conversation_id = created.value
+    else:
+        await conversation_in(w, person.workspace_id, conversation_id)
+    task_id = derived_id("task", event_id) if event_id else new_id("task")
+    payload: dict[str, Any] = {
+        "taskId": task_id,
+        "title": task.title,
+        "targetAgentId": agent.id,
+        "createdBy": person.actor,
+    }
+    if task.description:
+        payload["description"] = task.description
+    result = await w.append(
+        person.workspace_id,
+        "task.created",
+        payload,
+        actor=person.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, result.event.payload["taskId"])
+
+
+async def request_cancel(
+    w: Writing, person: Person, task_id: str, reason: str | None, *, event_id: str | None = None
+) -> Recorded:
+    """Raise the cancel flag; the task ends only when its agent confirms (principle 4)."""
+    task = await task_in(w, person.workspace_id, task_id)
+    with domain_rules():
+        _, changed = domain.request_cancel(task_state(task), reason)
+    if not changed:
+        return Recorded(None, task_id)
+    payload: dict[str, Any] = {"taskId": task_id, "targetAgentId": task.target_agent_id}
+    if reason:
+        payload["reason"] = reason
+    result = await w.append(
+        person.workspace_id,
+        "task.cancel_requested",
+        payload,
+        actor=person.actor,
+        event_id=event_id,
+        conversation_id=task.conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, task_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """An answer arrived after the request's expiry: the expiry is recorded, the answer is not."""
+
+    interaction_id: str
+
+
+async def respond(
+    w: Writing,
+    person: Person,
+    interaction_id: str,
+    response: InteractionResponse,
+    *,
+    event_id: str | None = None,
+) -> Recorded:
+    row = await w.read.get_interaction(person.workspace_id, interaction_id)
+    if row is None:
+        raise NotFound(
+            f"No interaction {interaction_id!r} in this workspace.",
+            details={"interactionId": interaction_id},
+        )
+    state = interaction_state(row)
+    if domain.is_due(state, w.now_ms):
+        result = await expire_interaction(w, row)
+        return Recorded(result, Expired(interaction_id))
+    with domain_rules():
+        outcome = domain.respond(
+            state, response_to_domain(response), by=person.actor, now_ms=w.now_ms
+        )
+    if not outcome.changed:
+        return Recorded(None, row)
+    answer = outcome.state.response
+    assert answer is not None
+    payload = {
+        "interactionId": interaction_id,
+        "response": response_to_wire(answer),
+        "respondedBy": person.actor,
+        "respondedByName": person.display_name,
+        "respondedAt": w.now_ms,
+        "targetAgentId": row.agent_id,
+    }
+    result = await w.append(
+        person.workspace_id,
+        "interaction.resolved",
+        payload,
+        actor=person.actor,
+        event_id=event_id,
+        conversation_id=row.conversation_id,
+        task_id=row.task_id,
+    )
+    return Recorded(result, row)
+
+
+async def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
+    return await w.append(
+        row.workspace_id,
+        "interaction.expired",
+        {"interactionId": row.id, "targetAgentId": row.agent_id},
+        actor="system",
+        event_id=derived_id("evt", "expired", row.id),
+        conversation_id=row.conversation_id,
+        task_id=row.task_id,
+    )
+
+
+# --- agents ------------------------------------------------------------------------------
+
+
+async def agent_connected(w: Writing, agent: AgentIdentity, hello: ev.AgentHello) -> Recorded:
+    await live_agent_in(w, agent.workspace_id, agent.agent_id)
+    payload: dict[str, Any] = {
+        "agentId": agent.agent_id,
+        "agentVersion": hello.agent_version,
+        "runtime": hello.runtime,
+        "capabilities": list(hello.capabilities),
+    }
+    if hello.tools is not None:
+        payload["tools"] = [tool.wire() for tool in hello.tools]
+    result = await w.append(agent.workspace_id, "agent.connected", payload, actor=agent.actor)
+    return Recorded(result)
+
+
+async def agent_went_offline(
+    w: Writing, workspace_id: str, agent_id: str, last_beat_ms: int
+) -> Recorded:
+    row = await w.read.get_agent(workspace_id, agent_id)
+    if row is None or row.status != "online":
+        return Recorded(None)
+    result = await w.append(
+        workspace_id,
+        "agent.status_changed",
+        {"agentId": agent_id, "status": "offline", "lastHeartbeatAt": last_beat_ms},
+        actor="system",
+    )
+    return Recorded(result)
+
+
+async def task_accepted(
+    w: Writing, agent: AgentIdentity, event_id: str, accepted: ev.TaskAccepted
+) -> Recorded:
+    task = await agents_task(w, agent, accepted.task_id)
+    if task.status in ("running", "waiting_for_human"):
+        return Recorded(None)  # accepted before; a restarted agent says it again
+    with domain_rules():
+        domain.transition(task_state(task), domain.TaskStatus.RUNNING)
+    result = await w.append(
+        agent.workspace_id,
+        "task.accepted",
+        {"taskId": task.id},
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=task.conversation_id,
+        task_id=task.id,
+    )
+    return Recorded(result)
+
+
+async def task_status_changed(
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    task_id: str | None,
+    change: ev.TaskStatusChanged,
+) -> Recorded:
+    task = await agents_task(w, agent, task_id)
+    with domain_rules():
+        domain.report(
+            task_state(task),
+            status=change.status.value,
+            progress=change.progress,
+            summary=change.summary,
+            error=change.error,
+        )
+    result = await w.append(
+        agent.workspace_id,
+        "task.status_changed",
+        {"taskId": task.id, **change.wire()},
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=task.conversation_id,
+        task_id=task.id,
+    )
+    return Recorded(result)
+
+
+async def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None) -> Recorded:
+    """The grace period ran out: the task fails with ``agent_unreachable`` (seed 001 §7.4)."""
+    current = await w.read.get_task(task.workspace_id, task.id)
+    if current is None or current.status not in ("running", "waiting_for_human"):
+        return Recorded(None)
+    result = await w.append(
+        task.workspace_id,
+        "task.status_changed",
+        {
+            "taskId": task.id,
+            "status": "failed",
+            "error": "agent_unreachable",
+            "summary": "The agent did not come back within the grace period.",
+            **({"lastHeartbeatAt": last_beat_ms} if last_beat_ms else {}),
+        },
+        actor="system",
+        event_id=derived_id("evt", "unreachable", task.id),
+        conversation_id=task.conversation_id,
+        task_id=task.id,
+    )
+    return Recorded(result)
+
+
+async def task_child_created(
+    w: Writing, agent: AgentIdentity, event_id: str, child: ev.TaskChildCreated
+) -> Recorded:
+    parent = await agents_task(w, agent, child.parent_task_id)
+    if domain.is_terminal(parent.status):
+        raise Conflict(f"Task {parent.id!r} is already {parent.status}; it takes no children.")
+    child_id = child.child_task_id or derived_id("task", agent.agent_id, event_id)
+    existing = await w.read.get_task(agent.workspace_id, child_id)
+    if existing is not None:
+        raise Conflict(f"A task {child_id!r} already exists.", details={"taskId": child_id})
+    result = await w.append(
+        agent.workspace_id,
+        "task.child_created",
+        {
+            "childTaskId": child_id,
+            "parentTaskId": parent.id,
+            "title": child.title,
+            "status": child.status.value,
+            "targetAgentId": agent.agent_id,
+        },
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=parent.conversation_id,
+        task_id=child_id,
+    )
+    return Recorded(result, child_id)
+
+
+async def interaction_requested(
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    task_id: str | None,
+    conversation_id: str | None,
+    requested: ev.InteractionRequested,
+) -> Recorded:
+    wire = with_default_options(requested.interaction)
+    with domain_rules():
+        domain.validate_request(interaction_request(wire))
+    existing = await w.read.get_interaction(agent.workspace_id, wire.id)
+    if existing is not None:
+        raise Conflict(
+            f"An interaction {wire.id!r} already exists; use a new id for a new question.",
+            details={"interactionId": wire.id},
+        )
+    if task_id is not None:
+        task = await agents_task(w, agent, task_id)
+        if task.status not in ("running", "waiting_for_human"):
+            raise Conflict(
+                f"Task {task.id!r} is {task.status}; only a running task can ask a person."
+            )
+        conversation_id = task.conversation_id
+    elif conversation_id is not None:
+        await conversation_in(w, agent.workspace_id, conversation_id)
+    result = await w.append(
+        agent.workspace_id,
+        "interaction.requested",
+        {"interaction": wire.wire()},
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, wire.id)
+
+
+async def artifact_created(
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    task_id: str | None,
+    conversation_id: str | None,
+    artifact: ev.ArtifactCreated,
+) -> Recorded:
+    if task_id is not None:
+        task = await agents_task(w, agent, task_id)
+        conversation_id = task.conversation_id
+    elif conversation_id is not None:
+        await conversation_in(w, agent.workspace_id, conversation_id)
+    artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
+    payload = {**artifact.wire(), "artifactId": artifact_id}
+    if task_id is not None:
+        payload["taskId"] = task_id
+    result = await w.append(
+        agent.workspace_id,
+        "artifact.created",
+        payload,
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, artifact_id)
+
+
+async def agent_message(
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    task_id: str | None,
+    conversation_id: str | None,
+    message: ev.AgentMessageCreate,
+) -> Recorded:
+    if task_id is not None:
+        task = await agents_task(w, agent, task_id)
+        conversation_id = task.conversation_id
+    if conversation_id is None:
+        raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
+    conversation = await conversation_in(w, agent.workspace_id, conversation_id)
+    if task_id is None and agent.agent_id not in conversation.agent_ids:
+        raise Forbidden("This agent is not part of that conversation.")
+    message_id = message.message_id or derived_id("msg", agent.agent_id, event_id)
+    payload: dict[str, Any] = {
+        "messageId": message_id,
+        "author": {"kind": "agent", "id": agent.agent_id, "name": agent.name},
+        "content": message.content,
+    }
+    if message.blocks:
+        payload["blocks"] = [b.wire() for b in message.blocks]
+    if message.attachments:
+        payload["attachments"] = [a.wire() for a in message.attachments]
+    if task_id is not None:
+        payload["taskId"] = task_id
+    if await w.read.get_message(agent.workspace_id, message_id) is not None:
+        raise Conflict(f"A message {message_id!r} already exists.")
+    result = await w.append(
+        agent.workspace_id,
+        "message.created",
+        payload,
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, message_id)

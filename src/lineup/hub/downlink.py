@@ -1,0 +1,78 @@
+"""What an agent sees of its workspace's log (seed 001 §10.3).
+
+A downlink frame keeps the recorded event's id and sequence, so the agent's ``lastSequence`` is
+a cursor into the same log and a replay after a reconnect is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lineup.protocol.envelope import Envelope, ms_to_datetime
+from lineup.store import StoredEvent
+
+
+def _envelope(event: StoredEvent, type_: str, payload: dict[str, Any]) -> Envelope:
+    return Envelope(
+        id=event.id,
+        type=type_,
+        occurred_at=ms_to_datetime(event.occurred_at),
+        workspace_id=event.workspace_id,
+        conversation_id=event.conversation_id,
+        task_id=event.task_id,
+        sequence=event.sequence,
+        correlation_id=event.correlation_id,
+        payload=payload,
+    )
+
+
+def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
+    """The frame ``agent_id`` gets for ``event``, or None when it is not the agent's business."""
+    p = event.payload
+    if p.get("targetAgentId") != agent_id:
+        return None
+    if event.type == "task.created":
+        payload: dict[str, Any] = {"taskId": p["taskId"], "title": p["title"]}
+        for key in ("description", "parentTaskId"):
+            if p.get(key):
+                payload[key] = p[key]
+        return _envelope(event, "task.assigned", payload)
+    if event.type == "message.created" and p.get("author", {}).get("kind") == "user":
+        payload = {
+            "messageId": p["messageId"],
+            "author": p["author"],
+            "content": p["content"],
+            "steer": bool(p.get("steer")),
+        }
+        if p.get("attachments"):
+            payload["attachments"] = p["attachments"]
+        return _envelope(event, "message.delivered", payload)
+    if event.type == "interaction.resolved":
+        payload = {
+            "interactionId": p["interactionId"],
+            "response": p["response"],
+            "respondedBy": p["respondedBy"],
+            "respondedAt": _iso(p["respondedAt"]),
+        }
+        if p.get("respondedByName"):
+            payload["respondedByName"] = p["respondedByName"]
+        return _envelope(event, "interaction.resolved", payload)
+    if event.type == "task.cancel_requested":
+        payload = {"taskId": p["taskId"]}
+        if p.get("reason"):
+            payload["reason"] = p["reason"]
+        return _envelope(event, "task.cancel_requested", payload)
+    return None
+
+
+def _iso(value: Any) -> str:
+    from lineup.protocol.envelope import format_timestamp
+
+    return format_timestamp(ms_to_datetime(int(value))) if isinstance(value, int) else str(value)
+
+
+def for_person(event: StoredEvent) -> dict[str, Any]:
+    """People's apps see every recorded event as an envelope, plus who acted."""
+    frame = _envelope(event, event.type, event.payload).wire()
+    frame["actor"] = event.actor
+    return frame

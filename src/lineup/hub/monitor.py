@@ -1,0 +1,104 @@
+"""The hub's clockwork (seed 001 §7.4): silent agents go offline, their running tasks fail
+with ``agent_unreachable`` after the grace period, and overdue interactions expire.
+
+Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
+it directly; :meth:`Monitor.run` only repeats it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+
+from lineup.hub import commands
+from lineup.hub.agent_gateway import CLOSE_SILENT
+from lineup.hub.recorder import Writing
+from lineup.hub.state import HubState
+from lineup.protocol.errors import LineupError
+from lineup.store import sweeps
+
+log = logging.getLogger("lineup.hub.monitor")
+
+
+class Monitor:
+    def __init__(self, hub: HubState) -> None:
+        self.hub = hub
+
+    async def tick(self, now_ms: int) -> None:
+        await self.close_silent_links(now_ms)
+        await self.mark_stale_agents_offline(now_ms)
+        await self.fail_unreachable_tasks(now_ms)
+        await self.expire_interactions(now_ms)
+
+    async def close_silent_links(self, now_ms: int) -> None:
+        """Two missed heartbeats: the link is dead even if TCP has not noticed."""
+        deadline = now_ms - int(self.hub.settings.offline_after * 1000)
+        for link in self.hub.presence.silent_since(deadline):
+            log.info("agent %s missed its heartbeats; closing", link.agent_id)
+            await link.close(CLOSE_SILENT, "heartbeats missed")
+            if self.hub.presence.detach(link):
+                await self._offline(link.workspace_id, link.agent_id, link.last_beat_ms)
+
+    async def mark_stale_agents_offline(self, now_ms: int) -> None:
+        """Agents recorded online with no connection here (the hub restarted) go offline once
+        they have had the heartbeat window to come back."""
+        offline_after = int(self.hub.settings.offline_after * 1000)
+        if now_ms - self.hub.started_ms < offline_after:
+            return
+        async with self.hub.store.reader() as read:
+            online = await sweeps.agents_with_status(read.connection, "online")
+        for agent in online:
+            if self.hub.presence.get(agent.id) is None:
+                last = agent.last_heartbeat_at or agent.connected_at or now_ms
+                await self._offline(agent.workspace_id, agent.id, last)
+
+    async def fail_unreachable_tasks(self, now_ms: int) -> None:
+        grace_ms = int(self.hub.settings.grace_period * 1000)
+        async with self.hub.store.reader() as read:
+            overdue = await sweeps.unreachable_tasks(read.connection, now_ms - grace_ms)
+            last_beats = {
+                t.target_agent_id: (await read.get_agent(t.workspace_id, t.target_agent_id or ""))
+                for t in overdue
+            }
+        for task in overdue:
+            agent = last_beats.get(task.target_agent_id)
+            beat = agent.last_heartbeat_at if agent is not None else None
+            try:
+                await self.hub.recorder.run(
+                    partial(commands.fail_unreachable, task=task, last_beat_ms=beat)
+                )
+            except LineupError:
+                log.exception("could not fail unreachable task %s", task.id)
+
+    async def expire_interactions(self, now_ms: int) -> None:
+        async with self.hub.store.reader() as read:
+            overdue = await sweeps.overdue_interactions(read.connection, now_ms)
+        for row in overdue:
+
+            async def job(w: Writing, ws: str = row.workspace_id, iid: str = row.id) -> None:
+                current = await w.read.get_interaction(ws, iid)
+                if current is not None and current.status == "requested":
+                    await commands.expire_interaction(w, current)
+
+            try:
+                await self.hub.recorder.run(job)
+            except LineupError:
+                log.exception("could not expire interaction %s", row.id)
+
+    async def _offline(self, workspace_id: str, agent_id: str, last_beat_ms: int) -> None:
+        try:
+            await self.hub.recorder.run(
+                lambda w: commands.agent_went_offline(w, workspace_id, agent_id, last_beat_ms)
+            )
+        except LineupError:
+            log.exception("could not record agent %s offline", agent_id)
+
+    async def run(self) -> None:
+        interval = self.hub.settings.monitor_interval
+        while True:
+            try:
+                await self.tick(self.hub.clock())
+            except Exception:
+                log.exception("monitor pass failed")
+            await asyncio.sleep(interval)

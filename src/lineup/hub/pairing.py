@@ -1,0 +1,107 @@
+"""Pairing (seed 001 §7.1): a one-time code, valid 10 minutes, exchanged by the agent's adapter
+for a credential. Codes are stored hashed; redemption is throttled per IP and per code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lineup.hub.actors import Person
+from lineup.hub.credentials import CREDENTIAL_PREFIX
+from lineup.hub.recorder import Writing
+from lineup.hub.security import (
+    new_pairing_code,
+    new_token,
+    normalise_pairing_code,
+    token_hash,
+)
+from lineup.protocol.errors import NotFound
+from lineup.protocol.ids import new_id
+from lineup.store import AgentCredentialRecord, PairingCodeRecord
+from lineup.store import auth as store_auth
+
+_NEW_CODE = "Ask for a new pairing code in LineUp (Agents → Connect my agent); codes last 10 min."
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedCode:
+    code: str
+    expires_at_ms: int
+    record_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Paired:
+    agent_id: str
+    workspace_id: str
+    credential: str
+    name: str
+
+
+def code_hash(code: str) -> str:
+    return token_hash("pairing:" + normalise_pairing_code(code))
+
+
+async def issue_code(
+    w: Writing, person: Person, ttl_ms: int, agent_name: str | None = None
+) -> IssuedCode:
+    code = new_pairing_code()
+    record = PairingCodeRecord(
+        id=new_id("pair"),
+        workspace_id=person.workspace_id,
+        code_hash=code_hash(code),
+        created_by=person.actor,
+        created_at=w.now_ms,
+        expires_at=w.now_ms + ttl_ms,
+        agent_name=agent_name,
+    )
+    await store_auth.insert_pairing_code(w.connection, record)
+    return IssuedCode(code, record.expires_at, record.id)
+
+
+def _invalid() -> NotFound:
+    return NotFound(
+        "This pairing code is not valid: it may be mistyped, already used or expired.",
+        details={"diagnostic": "LNP-PAIR-INVALID", "nextStep": _NEW_CODE},
+    )
+
+
+async def redeem(
+    w: Writing, code: str, *, name: str | None, runtime: str | None, agent_version: str | None
+) -> Paired:
+    record = await store_auth.get_pairing_code_by_hash(w.connection, code_hash(code))
+    if record is None or record.used_at is not None or record.expires_at <= w.now_ms:
+        raise _invalid()
+    if not await store_auth.use_pairing_code(w.connection, record.id, w.now_ms):
+        raise _invalid()
+    agent_id = new_id("agent")
+    agent_name = (name or record.agent_name or "My agent").strip()[:100] or "My agent"
+    payload: dict[str, Any] = {"agentId": agent_id, "name": agent_name}
+    if runtime:
+        payload["runtime"] = runtime[:100]
+    if agent_version:
+        payload["agentVersion"] = agent_version[:100]
+    await w.append(record.workspace_id, "agent.paired", payload, actor=record.created_by)
+    credential = new_token(CREDENTIAL_PREFIX)
+    await store_auth.insert_agent_credential(
+        w.connection,
+        AgentCredentialRecord(
+            id=new_id("cred"),
+            agent_id=agent_id,
+            workspace_id=record.workspace_id,
+            secret_hash=token_hash(credential),
+            created_at=w.now_ms,
+        ),
+    )
+    return Paired(agent_id, record.workspace_id, credential, agent_name)
+
+
+async def revoke(w: Writing, person: Person, agent_id: str) -> bool:
+    agent = await w.read.get_agent(person.workspace_id, agent_id)
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.")
+    await store_auth.revoke_agent_credentials(w.connection, agent_id, w.now_ms)
+    if agent.status == "revoked":
+        return False
+    await w.append(person.workspace_id, "agent.revoked", {"agentId": agent_id}, actor=person.actor)
+    return True

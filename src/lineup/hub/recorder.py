@@ -1,0 +1,90 @@
+"""The one way the hub changes state: validate, append events, commit.
+
+A job runs inside the store's group-commit writer with a :class:`Writing` that appends events
+and reads the projections it must check first, all in the same transaction. Fan-out is not
+done here: the broker listens to the store's commits, so nobody sees an event that could still
+roll back, and events reach followers in commit (= sequence) order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lineup.protocol.errors import Conflict
+from lineup.protocol.ids import new_id
+from lineup.store import AppendResult, NewEvent, Store, StoredEvent, WriteTx
+from lineup.store.eventlog import find_event
+
+T = TypeVar("T")
+Clock = Callable[[], int]
+
+
+def system_clock() -> int:
+    return int(time.time() * 1000)
+
+
+class Writing:
+    """What a job sees: the transaction's reader, ``append`` and the injected clock."""
+
+    def __init__(self, tx: WriteTx, clock: Clock) -> None:
+        self.tx = tx
+        self.read = tx
+        self.now_ms = clock()
+        self.appended: list[StoredEvent] = []
+
+    @property
+    def connection(self) -> Any:
+        return self.tx.connection
+
+    async def recorded_before(self, workspace_id: str, event_id: str) -> AppendResult | None:
+        """A resend of an event already in the log: its original, so the ack can say so."""
+        existing = await find_event(self.tx.connection, event_id)
+        if existing is None:
+            return None
+        if existing.workspace_id != workspace_id:
+            raise Conflict("That event id is already used; choose a new id.")
+        return AppendResult(existing, duplicate=True)
+
+    async def append(
+        self,
+        workspace_id: str,
+        type_: str,
+        payload: dict[str, Any],
+        *,
+        actor: str,
+        event_id: str | None = None,
+        conversation_id: str | None = None,
+        task_id: str | None = None,
+        correlation_id: str | None = None,
+        occurred_at: int | None = None,
+    ) -> AppendResult:
+        result = await self.tx.append(
+            NewEvent(
+                id=event_id or new_id("evt"),
+                workspace_id=workspace_id,
+                type=type_,
+                actor=actor,
+                payload=payload,
+                occurred_at=occurred_at if occurred_at is not None else self.now_ms,
+                conversation_id=conversation_id,
+                task_id=task_id,
+                correlation_id=correlation_id,
+            )
+        )
+        if not result.duplicate:
+            self.appended.append(result.event)
+        return result
+
+
+class Recorder:
+    def __init__(self, store: Store, clock: Clock = system_clock) -> None:
+        self.store = store
+        self.clock = clock
+
+    async def run(self, job: Callable[[Writing], Awaitable[T]]) -> T:
+        async def wrapped(tx: WriteTx) -> T:
+            return await job(Writing(tx, self.clock))
+
+        return await self.store.write(wrapped)

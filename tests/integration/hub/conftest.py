@@ -1,0 +1,76 @@
+"""Hub fixtures: the real ASGI app in-process (Starlette's TestClient runs its lifespan and
+speaks WebSocket), once on SQLite and once on a throwaway PostgreSQL database."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from lineup.hub import Settings, create_app
+from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url, sqlite_url
+from tests.integration.hub.client import HubClient
+
+
+def _admin(sql: str) -> None:
+    import asyncpg
+
+    async def run() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def hub_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    name = f"lineup_t_{secrets.token_hex(6)}"
+    _admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def fast_settings(database_url: str, home: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": database_url,
+        "home": home,
+        "heartbeat_interval": 0.2,
+        "grace_period": 1.0,
+        "monitor_interval": 0.05,
+        "static_dir": home / "no-web-app",
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def settings(hub_database: str, tmp_path: Path) -> Settings:
+    return fast_settings(hub_database, tmp_path)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings), base_url="http://testserver") as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def hub(client: TestClient) -> HubClient:
+    return HubClient(client)

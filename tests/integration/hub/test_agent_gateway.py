@@ -1,0 +1,293 @@
+"""The agents' WebSocket (seed 001 §7.4, §10, §11; issue 3 items 4 and 11)."""
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.integration.hub.client import AgentSocket, HubClient, Person, wait_until
+
+
+def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
+    body = ana.ok(ana.post("/tasks", {"title": title, "targetAgentId": agent_id}), 201)
+    return str(body["task"]["id"])
+
+
+def _status(ana: Person, task_id: str) -> dict:
+    return ana.ok(ana.get(f"/tasks/{task_id}"))["task"]
+
+
+def test_the_agent_appears_online_with_its_declared_capabilities(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    _, context = hub.connect_agent(creds)
+    try:
+        agent = ana.ok(ana.get(f"/agents/{creds['agentId']}"))
+        assert agent["status"] == "online" and agent["online"] is True
+        assert agent["capabilities"] == ["tasks"] and agent["runtime"] == "python"
+        assert agent["lastHeartbeatAt"] is not None
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_a_resent_event_is_acked_as_a_duplicate_with_its_original_sequence(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        task_id = _task(ana, creds["agentId"])
+        first = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="e-1")
+        again = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="e-1")
+        assert first["duplicate"] is False and again["duplicate"] is True
+        assert again["sequence"] == first["sequence"]
+        progress = {"status": "running", "progress": 10}
+        p1 = agent.call("task.status_changed", progress, taskId=task_id, event_id="e-2")
+        p2 = agent.call("task.status_changed", progress, taskId=task_id, event_id="e-2")
+        assert (p2["sequence"], p2["duplicate"]) == (p1["sequence"], True)
+        timeline = ana.ok(ana.get(f"/tasks/{task_id}"))["timeline"]
+        assert [e["type"] for e in timeline] == [
+            "task.created",
+            "task.accepted",
+            "task.status_changed",
+        ]
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_an_illegal_transition_is_a_conflict_and_changes_nothing(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        task_id = _task(ana, creds["agentId"])
+        answer = agent.call("task.status_changed", {"status": "succeeded"}, taskId=task_id)
+        assert answer["type"] == "error" and answer["code"] == "conflict"
+        assert _status(ana, task_id)["status"] == "queued"
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        agent.call("task.status_changed", {"status": "succeeded"}, taskId=task_id)
+        late = agent.call("task.status_changed", {"status": "running"}, taskId=task_id)
+        assert late["code"] == "conflict"
+        assert _status(ana, task_id)["status"] == "succeeded"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_bad_frames_get_an_error_answer_and_the_connection_stays_up(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        agent.ws.send_text("{not json")
+        assert agent.receive()["code"] == "invalid_argument"
+        agent.ws.send_text(json.dumps({"id": "x", "type": "task.accepted"}))
+        error = agent.answer("x")
+        assert error["code"] == "invalid_argument" and "occurredAt" in error["message"]
+        agent.ws.send_text("x" * (256 * 1024 + 10))
+        assert "limit" in agent.receive()["message"]
+        ignored = agent.call("task.teleported", {})
+        assert ignored["type"] == "ack" and ignored["ignored"] is True
+        foreign = agent.call("agent.heartbeat", {}, workspaceId="ws_someone_else")
+        assert foreign["code"] == "forbidden"
+        assert agent.call("agent.heartbeat", {})["type"] == "ack"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_an_agent_cannot_touch_another_agents_task(hub: HubClient):
+    ana = hub.sign_up()
+    mine = hub.pair(ana, "mine")
+    theirs = hub.pair(ana, "theirs")
+    agent, context = hub.connect_agent(mine)
+    try:
+        task_id = _task(ana, theirs["agentId"])
+        answer = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        assert answer["code"] == "forbidden"
+        assert _status(ana, task_id)["status"] == "queued"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_an_agent_cannot_reach_another_workspace(hub: HubClient):
+    ana = hub.sign_up()
+    bo = hub.sign_up()
+    ana_agent = hub.pair(ana)
+    bo_agent = hub.pair(bo)
+    task_id = _task(bo, bo_agent["agentId"])
+    agent, context = hub.connect_agent(ana_agent)
+    try:
+        for type_, payload in [
+            ("task.accepted", {"taskId": task_id}),
+            ("task.status_changed", {"status": "running"}),
+            ("artifact.created", {"name": "x", "url": "https://x.test"}),
+            ("message.create", {"content": "hi"}),
+            (
+                "interaction.requested",
+                {"interaction": {"id": "i9", "type": "approval", "title": "t"}},
+            ),
+            ("task.child_created", {"parentTaskId": task_id, "title": "c"}),
+        ]:
+            same_ws = agent.call(type_, payload, taskId=task_id)
+            assert same_ws["type"] == "error" and same_ws["code"] == "not_found", same_ws
+            other_ws = agent.call(type_, payload, taskId=task_id, workspaceId=bo.workspace_id)
+            assert other_ws["code"] == "forbidden", other_ws
+        assert _status(bo, task_id)["status"] == "queued"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_a_reconnecting_agent_gets_the_downlink_it_missed_in_order(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    task_id = _task(ana, creds["agentId"])
+    assigned = agent.next_of("task.assigned")
+    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+    agent.call(
+        "interaction.requested",
+        {"interaction": {"id": "int_a", "type": "approval", "title": "Deploy?"}},
+        taskId=task_id,
+    )
+    context.__exit__(None, None, None)
+    cursor = assigned["sequence"]
+    ana.ok(ana.post("/interactions/int_a/respond", {"response": {"optionId": "approve"}}))
+    ana.ok(ana.post(f"/tasks/{task_id}/cancel", {"reason": "enough"}))
+    conversation = ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["conversationId"]
+    ana.ok(
+        ana.post(
+            f"/conversations/{conversation}/messages",
+            {"content": "also this", "targetAgentId": creds["agentId"]},
+        ),
+        201,
+    )
+    agent, context = hub.connect_agent(creds, last_sequence=cursor)
+    try:
+        got = [agent.next_of(t) for t in ("interaction.resolved", "task.cancel_requested")]
+        got.append(agent.next_of("message.delivered"))
+        sequences = [f["sequence"] for f in got]
+        assert sequences == sorted(sequences) and sequences[0] > cursor
+        assert got[0]["payload"]["response"] == {"optionId": "approve"}
+        assert got[1]["payload"] == {"taskId": task_id, "reason": "enough"}
+        assert got[2]["payload"]["content"] == "also this"
+        assert not [f for f in agent.frames if f.get("type") == "task.assigned"]
+        ack = agent.call("task.status_changed", {"status": "cancelled"}, taskId=task_id)
+        assert ack["type"] == "ack"
+        assert _status(ana, task_id)["status"] == "cancelled"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_an_agent_that_stops_beating_goes_offline_and_its_task_shows_connection_lost(
+    hub: HubClient,
+):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        task_id = _task(ana, creds["agentId"])
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        # no heartbeats: two missed (2 × 0.2 s) and the hub closes the link
+        wait_until(
+            lambda: ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline",
+            "agent offline",
+        )
+        task = _status(ana, task_id)
+        assert task["status"] == "running"
+        assert task["agentConnectionLost"] is True and task["lastHeartbeatAt"]
+        inbox = ana.ok(ana.get("/inbox"))
+        assert [t["id"] for t in inbox["needsAttention"]] == [task_id]
+        # grace period (1 s in tests) ends: the task fails with agent_unreachable
+        failed = wait_until(
+            lambda: (t := _status(ana, task_id))["status"] == "failed" and t, "task failed"
+        )
+        assert failed["error"] == "agent_unreachable"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_a_second_connection_replaces_the_first(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    _first, first_context = hub.connect_agent(creds)
+    second, second_context = hub.connect_agent(creds)
+    try:
+        assert second.call("agent.heartbeat", {})["type"] == "ack"
+        assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
+    finally:
+        second_context.__exit__(None, None, None)
+        first_context.__exit__(None, None, None)
+
+
+frames = st.one_of(
+    st.text(max_size=300),
+    st.binary(max_size=300).map(lambda b: b.decode("latin-1")),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+        max_leaves=20,
+    ).map(json.dumps),
+    st.fixed_dictionaries(
+        {
+            "id": st.text(min_size=1, max_size=10),
+            "type": st.sampled_from(
+                [
+                    "task.accepted",
+                    "task.status_changed",
+                    "interaction.requested",
+                    "artifact.created",
+                    "message.create",
+                    "task.child_created",
+                    "tool.call",
+                    "agent.hello",
+                    "message.delta",
+                    "task.assigned",
+                    "x.y",
+                ]
+            ),
+            "version": st.just("0.1"),
+            "occurredAt": st.just("2026-01-01T00:00:00Z"),
+            "workspaceId": st.text(max_size=10),
+            "taskId": st.text(max_size=10),
+            "payload": st.dictionaries(
+                st.sampled_from(["taskId", "status", "progress", "title", "interaction", "name"]),
+                st.none() | st.integers() | st.text(max_size=10),
+                max_size=4,
+            ),
+        }
+    ).map(json.dumps),
+)
+
+
+def test_fuzzed_frames_each_get_exactly_one_answer_and_never_break_the_connection(
+    hub: HubClient,
+):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+
+        @settings(
+            max_examples=150,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture],
+        )
+        @given(frames)
+        def fuzz(raw: str) -> None:
+            agent.ws.send_text(raw)
+            answer = agent.receive()
+            while answer.get("type") not in ("ack", "error"):
+                answer = agent.receive()  # a downlink frame, not the answer
+            assert answer["type"] in ("ack", "error")
+            if answer["type"] == "error":
+                assert answer["code"] in {
+                    "invalid_argument",
+                    "forbidden",
+                    "not_found",
+                    "conflict",
+                }, answer
+                assert "Traceback" not in answer["message"]
+            beat = AgentSocket.call(agent, "agent.heartbeat", {})
+            assert beat["type"] == "ack"
+
+        fuzz()
+    finally:
+        context.__exit__(None, None, None)

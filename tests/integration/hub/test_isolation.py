@@ -1,0 +1,98 @@
+"""Nothing crosses workspaces (seed 001 §11; issue 3 item 11): a person of another workspace
+can neither read nor write anything, on every endpoint."""
+
+import re
+
+from tests.integration.hub.client import HubClient
+
+BODIES = {
+    "/pairing-codes": {},
+    "/agents/{agent_id}": {"name": "stolen"},
+    "/agents/{agent_id}/revoke": {},
+    "/conversations": {"title": "intrusion"},
+    "/conversations/{conversation_id}/messages": {"content": "hi"},
+    "/tasks": {"title": "intrusion", "targetAgentId": "{agent_id}"},
+    "/tasks/{task_id}/cancel": {},
+    "/interactions/{interaction_id}/respond": {"response": {"optionId": "approve"}},
+}
+
+
+def _world(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    body = {"title": "Classified plan", "targetAgentId": creds["agentId"]}
+    task = ana.ok(ana.post("/tasks", body), 201)
+    task_id = task["task"]["id"]
+    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+    agent.call(
+        "interaction.requested",
+        {"interaction": {"id": "int_secret", "type": "approval", "title": "Classified?"}},
+        taskId=task_id,
+    )
+    context.__exit__(None, None, None)
+    ids = {
+        "agent_id": creds["agentId"],
+        "task_id": task_id,
+        "conversation_id": task["task"]["conversationId"],
+        "interaction_id": "int_secret",
+    }
+    return ana, ids
+
+
+def _operations(hub: HubClient):
+    paths = hub.client.get("/openapi.json").json()["paths"]
+    for path, operations in paths.items():
+        prefix = "/api/workspaces/{workspace_id}"
+        if not path.startswith(prefix) or path == prefix:
+            continue
+        for method in operations:
+            yield method.upper(), path[len(prefix) :]
+
+
+def _fill(template: str, ids: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], template)
+
+
+def test_every_workspace_endpoint_refuses_a_non_member(hub: HubClient):
+    ana, ids = _world(hub)
+    bo = hub.sign_up()
+    operations = list(_operations(hub))
+    assert len(operations) >= 15
+    for method, path in operations:
+        bo._use()
+        url = f"/api/workspaces/{ana.workspace_id}{_fill(path, ids)}"
+        body = BODIES.get(path)
+        response = hub.client.request(
+            method,
+            url,
+            json={k: _fill(v, ids) if isinstance(v, str) else v for k, v in (body or {}).items()},
+            headers=bo.headers(),
+        )
+        assert response.status_code == 403, (method, path, response.text)
+        assert response.json()["error"]["code"] == "forbidden"
+        assert "Classified" not in response.text
+
+
+def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
+    ana, ids = _world(hub)
+    bo = hub.sign_up()
+    for method, path in _operations(hub):
+        if "{" not in path:
+            continue
+        bo._use()
+        body = BODIES.get(path) or {}
+        response = hub.client.request(
+            method,
+            bo.url(_fill(path, ids)),
+            json={k: _fill(v, ids) if isinstance(v, str) else v for k, v in body.items()},
+            headers=bo.headers(),
+        )
+        assert response.status_code == 404, (method, path, response.text)
+        assert "Classified" not in response.text
+    # and bo cannot give ana's agent work from bo's own workspace
+    response = bo.post("/tasks", {"title": "x", "targetAgentId": ids["agent_id"]})
+    assert response.status_code == 404
+    after = ana.ok(ana.get(f"/tasks/{ids['task_id']}"))
+    assert after["task"]["cancelRequested"] is False
+    assert after["interactions"][0]["status"] == "requested"
