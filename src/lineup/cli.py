@@ -40,7 +40,40 @@ def build_parser() -> argparse.ArgumentParser:
     schemas.set_defaults(func=_cmd_schemas)
 
     _add_hub_commands(commands)
+    _add_agent_commands(commands)
     return parser
+
+
+def _add_agent_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    commands.add_parser(
+        "demo-agent",
+        help="run the MVP demo agent (pairs with --code on first run; see --help)",
+        add_help=False,
+    )
+    agent = commands.add_parser("agent", help="agent-side commands")
+    actions = agent.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
+    pair = actions.add_parser("pair", help="redeem a pairing code and save the credentials")
+    pair.add_argument("--hub", required=True, help="the hub's address, e.g. http://host:8000")
+    pair.add_argument("--code", required=True, help="the one-time code shown in LineUp")
+    pair.add_argument("--name", default="my-agent", help="the agent's name in LineUp")
+    pair.add_argument("--credentials", type=Path, default=None, help="where to save them")
+    pair.set_defaults(func=_cmd_pair)
+
+
+def _cmd_pair(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from lineup.sdk import PairingFailed, pair
+
+    try:
+        config = asyncio.run(
+            pair(args.hub, args.code, name=args.name, credentials_path=args.credentials)
+        )
+    except PairingFailed as failure:
+        print(f"error: {failure}", file=sys.stderr)
+        return 2
+    print(f"paired as agent {config.agent_id} in workspace {config.workspace_id}")
+    return 0
 
 
 def _add_hub_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,8 +92,13 @@ def _hub_missing(_: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["demo-agent"]:  # its own parser takes every option
+        from lineup.sdk.demo import run
+
+        return run(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

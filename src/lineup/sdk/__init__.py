@@ -1,0 +1,75 @@
+"""The LineUp Agent SDK: connect an agent to a LineUp hub, take tasks, ask people.
+
+::
+
+    from lineup.sdk import Agent, AgentConfig, TaskContext, pair
+
+    config = await pair("http://127.0.0.1:8000", "ABCD-EFGH", name="my-agent")  # once
+    agent = Agent(AgentConfig.load())
+
+    @agent.task
+    async def handle(ctx: TaskContext) -> str:
+        await ctx.progress(30, "Planning")
+        approval = await ctx.ask_approval("Run the migration?", risk="high")
+        return "Migrated" if approval.approved else "Skipped"
+
+    await agent.run()
+
+The agent connects out to the hub over one WebSocket, keeps an outbox, a cursor and a journal
+in a local SQLite file, and so survives dropped connections and restarts without losing an
+event or doing anything twice.
+"""
+
+from lineup.sdk._agent import Agent
+from lineup.sdk._answers import Answered, Approval, Choice, InputAnswer, Review
+from lineup.sdk._backoff import Backoff
+from lineup.sdk._config import AgentConfig, agent_home, default_credentials_path
+from lineup.sdk._context import MessageContext, TaskContext
+from lineup.sdk._core import MessageHandler, TaskHandler
+from lineup.sdk._errors import (
+    ConnectionRefusedByHub,
+    HubProblem,
+    InteractionExpired,
+    JournalMismatch,
+    PairingFailed,
+    TaskCancelled,
+    TaskStopped,
+)
+from lineup.sdk._pairing import pair
+from lineup.sdk._transport import (
+    Connection,
+    Transport,
+    TransportClosed,
+    TransportError,
+    WebSocketTransport,
+)
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "Answered",
+    "Approval",
+    "Backoff",
+    "Choice",
+    "Connection",
+    "ConnectionRefusedByHub",
+    "HubProblem",
+    "InputAnswer",
+    "InteractionExpired",
+    "JournalMismatch",
+    "MessageContext",
+    "MessageHandler",
+    "PairingFailed",
+    "Review",
+    "TaskCancelled",
+    "TaskContext",
+    "TaskHandler",
+    "TaskStopped",
+    "Transport",
+    "TransportClosed",
+    "TransportError",
+    "WebSocketTransport",
+    "agent_home",
+    "default_credentials_path",
+    "pair",
+]

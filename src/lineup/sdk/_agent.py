@@ -1,0 +1,162 @@
+"""The :class:`Agent`: register handlers, then run until stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from lineup import __version__
+from lineup.sdk._backoff import Backoff
+from lineup.sdk._config import AgentConfig, agent_home
+from lineup.sdk._core import Core, MessageHandler, Settings, TaskHandler
+from lineup.sdk._state import StateStore
+from lineup.sdk._transport import Transport, WebSocketTransport
+
+
+class Agent:
+    """An agent connected to a LineUp hub: it takes tasks, reports, and asks people.
+
+    ::
+
+        agent = Agent(AgentConfig.load())
+
+        @agent.task
+        async def handle(ctx: TaskContext) -> str:
+            await ctx.progress(50, "Halfway")
+            if (await ctx.ask_approval("Deploy to production?", risk="high")).approved:
+                ...
+            return "Deployed"
+
+        asyncio.run(agent.run())
+
+    The agent keeps its state (outbox, cursor, journal) in ``state_dir`` (default
+    ``$LINEUP_AGENT_HOME/state/<agent id>/``), so a restarted agent resends what the hub has
+    not acknowledged, and resumes the tasks it had not finished. Give each agent its own.
+
+    ``heartbeat_interval`` (seconds) overrides the hub's; ``backoff`` sets reconnect delays;
+    ``answer_timeout`` is how long to wait for the hub to answer a frame before reconnecting;
+    ``transport`` replaces the WebSocket (tests pass an in-memory one).
+    """
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+        name: str | None = None,
+        runtime: str = "python",
+        agent_version: str = __version__,
+        capabilities: Sequence[str] | None = None,
+        tools: Sequence[Any] | None = None,
+        heartbeat_interval: float | None = None,
+        backoff: Backoff | None = None,
+        answer_timeout: float = 30.0,
+        transport: Transport | None = None,
+    ) -> None:
+        directory = (
+            Path(state_dir) if state_dir is not None else agent_home() / "state" / config.agent_id
+        )
+        self.config = config
+        self.name = name or config.agent_id
+        self._settings = Settings(
+            config=config,
+            state_path=directory / StateStore.FILE_NAME,
+            transport=transport if transport is not None else WebSocketTransport(),
+            runtime=runtime,
+            agent_version=agent_version,
+            capabilities=tuple(capabilities) if capabilities is not None else None,
+            tools=tuple(tools) if tools else None,
+            heartbeat_interval=heartbeat_interval,
+            backoff=backoff if backoff is not None else Backoff(),
+            answer_timeout=answer_timeout,
+        )
+        self._task_handler: TaskHandler | None = None
+        self._message_handler: MessageHandler | None = None
+        self._core: Core | None = None
+        self._background: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, agent_id={self.config.agent_id!r})"
+
+    @property
+    def state_path(self) -> Path:
+        """The SQLite file holding this agent's outbox, cursor and journal."""
+        return self._settings.state_path
+
+    @property
+    def connected(self) -> bool:
+        """True while a connection is open and the hub has welcomed the agent."""
+        return self._core is not None and self._core.connected.is_set()
+
+    def task(self, handler: TaskHandler) -> TaskHandler:
+        """Decorator: ``async def handle(ctx: TaskContext) -> str | None`` runs each task.
+
+        Returning ends the task ``succeeded`` (the returned text is its summary); raising
+        ends it ``failed`` (the error's type and message are reported, not the traceback);
+        a person's cancel ends it ``cancelled``. ``task.accepted`` is sent before it starts.
+        """
+        if self._task_handler is not None:
+            raise ValueError("This agent already has a task handler.")
+        self._task_handler = handler
+        return handler
+
+    def on_message(self, handler: MessageHandler) -> MessageHandler:
+        """Decorator: ``async def on_message(msg: MessageContext) -> None`` for each message a
+        person sends this agent (for example a follow-up on a task)."""
+        if self._message_handler is not None:
+            raise ValueError("This agent already has a message handler.")
+        self._message_handler = handler
+        return handler
+
+    async def run(self) -> None:
+        """Connect, and serve tasks and messages until :meth:`stop` is called.
+
+        Reconnects on its own after network errors (with backoff); raises
+        :class:`~lineup.sdk.ConnectionRefusedByHub` if the hub refuses the credential.
+        Handlers still running when it returns are resumed by the next ``run``.
+        """
+        if self._core is not None:
+            raise RuntimeError("This agent is already running.")
+        core = Core(self._settings, self._task_handler, self._message_handler)
+        self._core = core
+        try:
+            await core.run()
+        finally:
+            self._core = None
+
+    async def drain(self) -> None:
+        """Wait until the hub has answered everything this agent queued so far.
+
+        Useful before :meth:`stop` in a short script. While the hub is unreachable this
+        waits; bound it with ``asyncio.timeout`` if needed.
+        """
+        if self._core is None:
+            raise RuntimeError("The agent is not running.")
+        await self._core.drain()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to close the connection and return (safe to call any time)."""
+        if self._core is not None:
+            self._core.stop()
+
+    async def __aenter__(self) -> Agent:
+        """Run the agent in the background for the duration of the ``async with`` block."""
+        self._background = asyncio.create_task(self.run(), name=f"lineup-agent:{self.name}")
+        await asyncio.sleep(0)  # let run() start
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        background, self._background = self._background, None
+        if background is None:
+            return
+        self.stop()
+        await background

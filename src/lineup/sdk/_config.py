@@ -1,0 +1,102 @@
+"""An agent's identity: where its hub is and the credential pairing gave it.
+
+Credentials are saved as JSON readable only by the owner (mode 0600), written to a temporary
+file and renamed over the old one so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_CREDENTIALS_FILE = "credentials.json"
+
+
+def agent_home() -> Path:
+    """``$LINEUP_AGENT_HOME``, by default ``~/.lineup-agent``: credentials and state live here."""
+    return Path(os.environ.get("LINEUP_AGENT_HOME") or Path.home() / ".lineup-agent").expanduser()
+
+
+def default_credentials_path() -> Path:
+    """Where :func:`lineup.sdk.pair` saves and :meth:`AgentConfig.load` reads by default."""
+    return agent_home() / _CREDENTIALS_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """What an agent needs to connect: made by :func:`lineup.sdk.pair`, read by :meth:`load`.
+
+    The credential is a secret; it is left out of ``repr()``.
+    """
+
+    hub_url: str
+    websocket_url: str
+    agent_id: str
+    workspace_id: str
+    credential: str = field(repr=False)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None) -> AgentConfig:
+        """Read saved credentials (default ``$LINEUP_AGENT_HOME/credentials.json``)."""
+        source = Path(path) if path is not None else default_credentials_path()
+        try:
+            data = json.loads(source.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"No agent credentials at {source}. Pair this agent first: get a pairing code "
+                "in LineUp (Agents → Connect my agent) and call lineup.sdk.pair()."
+            ) from None
+        return cls.from_json(data, source=str(source))
+
+    @classmethod
+    def from_json(cls, data: Any, *, source: str = "credentials") -> AgentConfig:
+        """Build from the saved JSON object (camelCase keys, as written by :meth:`to_json`)."""
+        keys = ("hubUrl", "websocketUrl", "agentId", "workspaceId", "credential")
+        if not isinstance(data, dict):
+            raise ValueError(f"{source} must hold a JSON object.")
+        missing = [k for k in keys if not isinstance(data.get(k), str) or not data.get(k)]
+        if missing:
+            raise ValueError(f"{source} lacks {', '.join(missing)}; pair the agent again.")
+        return cls(
+            hub_url=data["hubUrl"],
+            websocket_url=data["websocketUrl"],
+            agent_id=data["agentId"],
+            workspace_id=data["workspaceId"],
+            credential=data["credential"],
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "hubUrl": self.hub_url,
+            "websocketUrl": self.websocket_url,
+            "agentId": self.agent_id,
+            "workspaceId": self.workspace_id,
+            "credential": self.credential,
+        }
+
+    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the credentials with mode 0600, atomically; returns the path written."""
+        target = Path(path) if path is not None else default_credentials_path()
+        write_private_file(target, json.dumps(self.to_json(), indent=2) + "\n")
+        return target
+
+
+def write_private_file(target: Path, text: str) -> None:
+    """Create ``target`` readable and writable by its owner only, replacing it atomically."""
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)  # the mode given to open() obeys the umask
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,468 @@
+"""What a handler works with: :class:`TaskContext` for a task, :class:`MessageContext` for a
+person's message.
+
+Every method that reaches the hub is a journaled step (see ``_journal``): it is written to the
+agent's state and outbox before it is sent, returns once the hub has acknowledged it, and is
+not repeated when a handler is resumed after a restart. While the hub is unreachable the
+methods wait; they never lose what was asked of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, TypeVar, cast
+
+from pydantic import BaseModel
+
+from lineup.protocol.envelope import Envelope, format_timestamp
+from lineup.protocol.events import (
+    AgentMessageCreate,
+    ArtifactCreated,
+    Author,
+    InteractionRequested,
+    InteractionResolved,
+    MessageDelivered,
+    MessageDelta,
+    TaskAccepted,
+    TaskAssigned,
+    TaskChildCreated,
+    TaskStatusChanged,
+    TaskStatusName,
+)
+from lineup.protocol.ids import new_id
+from lineup.protocol.interaction import (
+    Attachment,
+    Interaction,
+    InteractionOption,
+    InteractionType,
+)
+from lineup.sdk._answers import (
+    APPROVE,
+    REJECT,
+    REQUEST_CHANGES,
+    Approval,
+    Choice,
+    InputAnswer,
+    Review,
+    approval_from,
+    choice_from,
+    choice_options,
+    input_from,
+    review_from,
+)
+from lineup.sdk._errors import TaskCancelled
+from lineup.sdk._journal import Journal, Runtime, build_payload, json_value
+
+T = TypeVar("T")
+
+StatusName = Literal["queued", "running", "waiting_for_human", "succeeded", "failed", "cancelled"]
+RiskLevel = Literal["low", "medium", "high"]
+InputFormatName = Literal["text", "email", "url", "number", "integer"]
+AttachmentLike = Attachment | Mapping[str, Any]
+
+DEFAULT_CHUNK = 200
+"""Characters per ``message.delta`` when :meth:`TaskContext.say` streams a finished text."""
+
+MAX_DELTA = 16_000
+"""The protocol's limit for one ``message.delta``; longer pieces are split."""
+
+
+class TaskContext:
+    """One task given to this agent, and everything the handler can do about it.
+
+    Attributes come from ``task.assigned``: ``task_id``, ``title``, ``description``,
+    ``parent_task_id``, ``conversation_id``, ``conversation_title`` and ``messages`` (the
+    conversation so far, as the hub sent it).
+
+    ``cancelled`` is set when a person asks to stop the task; the SDK then also cancels the
+    handler, which sees :class:`asyncio.CancelledError` at its next ``await``.
+
+    Call the methods one after another (not concurrently with ``asyncio.gather``): a resumed
+    handler is matched to its journal by the order of its calls. Code between calls runs again
+    on resume, so put side effects that must happen once in :meth:`step`.
+    """
+
+    def __init__(self, runtime: Runtime, envelope: Envelope, assigned: TaskAssigned) -> None:
+        self._runtime = runtime
+        self._journal = Journal(runtime, assigned.task_id, first_index=0)
+        self.task_id: str = assigned.task_id
+        self.title: str = assigned.title
+        self.description: str | None = assigned.description
+        self.parent_task_id: str | None = assigned.parent_task_id
+        self.conversation_id: str | None = envelope.conversation_id
+        self.conversation_title: str | None = assigned.conversation_title
+        self.messages: list[dict[str, Any]] = list(assigned.messages)
+        self.cancelled = asyncio.Event()
+        self.cancel_reason: str | None = None
+
+    def __repr__(self) -> str:
+        return f"TaskContext(task_id={self.task_id!r}, title={self.title!r})"
+
+    # --- reports --------------------------------------------------------------------------
+
+    async def progress(self, percent: int, summary: str | None = None) -> None:
+        """Report progress (0–100) and optionally one short sentence of status."""
+        payload = build_payload(
+            TaskStatusChanged, status=TaskStatusName.RUNNING, progress=percent, summary=summary
+        )
+        await self._send("progress", "task.status_changed", lambda _index: (payload, None))
+
+    async def child(self, title: str, status: StatusName = "running") -> str:
+        """Show a child task under this one; returns its id (for :meth:`child_status`)."""
+
+        def make(_index: int) -> tuple[BaseModel, Any]:
+            child_id = new_id("task")
+            payload = build_payload(
+                TaskChildCreated,
+                parent_task_id=self.task_id,
+                title=title,
+                status=status,
+                child_task_id=child_id,
+            )
+            return payload, child_id
+
+        return str(await self._send("child", "task.child_created", make))
+
+    async def child_status(
+        self,
+        child_id: str,
+        status: StatusName,
+        *,
+        progress: int | None = None,
+        summary: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Report a child task's status or progress (``error`` only with ``failed``)."""
+        payload = build_payload(
+            TaskStatusChanged, status=status, progress=progress, summary=summary, error=error
+        )
+        await self._send(
+            "child_status", "task.status_changed", lambda _index: (payload, None), task_id=child_id
+        )
+
+    async def say(self, text: str | AsyncIterable[str], *, chunk: int = DEFAULT_CHUNK) -> str:
+        """Post a message in the task's conversation; returns the message id.
+
+        The text is streamed as ``message.delta`` frames (``chunk`` characters each; 0 for
+        none) that people see live, then sent once whole as the recorded ``message.create``.
+        ``text`` may be an async iterable of pieces (a model's token stream): each piece is
+        streamed as it comes. Only the final message is durable.
+        """
+        return await _say(
+            self._runtime, self._journal, text, chunk, self.task_id, self.conversation_id
+        )
+
+    async def artifact(
+        self,
+        name: str,
+        url: str,
+        mime_type: str | None = None,
+        summary: str | None = None,
+    ) -> str:
+        """Report a link, file or result of the task; returns the artifact id."""
+
+        def make(_index: int) -> tuple[BaseModel, Any]:
+            artifact_id = new_id("art")
+            payload = build_payload(
+                ArtifactCreated,
+                name=name,
+                url=url,
+                mime_type=mime_type,
+                summary=summary,
+                artifact_id=artifact_id,
+            )
+            return payload, artifact_id
+
+        return str(await self._send("artifact", "artifact.created", make))
+
+    async def step(self, name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
+        """Run ``fn`` once for this task, even across restarts; return its (JSON) result.
+
+        The result is journaled; a resumed handler gets the recorded value back without
+        calling ``fn`` again. It must be JSON-serialisable and reads back as JSON would
+        (tuples as lists), on the first run too. If the agent stops while ``fn`` runs, ``fn``
+        runs again on resume: make it safe to repeat, or idempotent.
+        """
+        index, recorded = self._journal.begin("step", name)
+        if recorded is not None:
+            return cast(T, recorded.result)
+        value = fn()
+        if inspect.isawaitable(value):
+            value = await value
+        result = json_value(value)
+        self._journal.commit(index, "step", name, result, None)
+        return cast(T, result)
+
+    # --- questions ------------------------------------------------------------------------
+
+    async def ask_approval(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        why: str | None = None,
+        impact: str | None = None,
+        risk: RiskLevel = "medium",
+        details: dict[str, Any] | None = None,
+        expires_at: datetime | None = None,
+        approve_label: str = "Approve",
+        reject_label: str = "Reject",
+    ) -> Approval:
+        """Ask a person to approve or reject; wait (across reconnects and restarts) for them.
+
+        The card reads: ``why`` you are asked → ``impact`` → the two buttons → ``details``.
+        Waiting is not an error and has no timeout, unless ``expires_at`` is given (then
+        :class:`~lineup.sdk.InteractionExpired` is raised at that time).
+        """
+        options = [
+            InteractionOption(id=APPROVE, label=approve_label, style="primary"),
+            InteractionOption(id=REJECT, label=reject_label, style="danger"),
+        ]
+        resolved = await self._ask(
+            "approval",
+            expires_at,
+            type=InteractionType.APPROVAL,
+            title=title,
+            description=description,
+            why=why,
+            impact=impact,
+            risk=risk,
+            options=options,
+            details=details,
+        )
+        return approval_from(resolved)
+
+    async def ask_choice(
+        self,
+        title: str,
+        options: Sequence[str] | Sequence[tuple[str, str]],
+        *,
+        recommended: str | None = None,
+        allow_other: bool = False,
+        multiple: bool = False,
+        description: str | None = None,
+        why: str | None = None,
+        impact: str | None = None,
+        details: dict[str, Any] | None = None,
+        expires_at: datetime | None = None,
+    ) -> Choice:
+        """Offer 2–5 options (labels, or ``(id, label)`` pairs) and wait for the pick.
+
+        ``recommended`` names one option (by id or label); ``allow_other`` lets the person
+        write their own answer (``Choice.other``); ``multiple`` lets them pick several.
+        """
+        built = choice_options(list(options), recommended)
+        resolved = await self._ask(
+            "choice",
+            expires_at,
+            type=InteractionType.CHOICE,
+            title=title,
+            description=description,
+            why=why,
+            impact=impact,
+            options=built,
+            allow_other=allow_other,
+            multiple=multiple,
+            details=details,
+        )
+        return choice_from(resolved, built)
+
+    async def ask_input(
+        self,
+        title: str,
+        *,
+        format: InputFormatName | None = None,
+        pattern: str | None = None,
+        placeholder: str | None = None,
+        description: str | None = None,
+        why: str | None = None,
+        details: dict[str, Any] | None = None,
+        expires_at: datetime | None = None,
+    ) -> InputAnswer:
+        """Ask for a piece of text (optionally an email, URL or number, or matching
+        ``pattern``, a regular expression) and wait for it."""
+        resolved = await self._ask(
+            "input",
+            expires_at,
+            type=InteractionType.INPUT,
+            title=title,
+            description=description,
+            why=why,
+            format=format,
+            pattern=pattern,
+            placeholder=placeholder,
+            details=details,
+        )
+        return input_from(resolved)
+
+    async def ask_review(
+        self,
+        title: str,
+        *,
+        content: str | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
+        description: str | None = None,
+        why: str | None = None,
+        details: dict[str, Any] | None = None,
+        expires_at: datetime | None = None,
+    ) -> Review:
+        """Show ``content`` (text, such as a plan or a diff) and/or attachments for review;
+        wait for approval or a request for changes with a comment."""
+        files = [
+            a if isinstance(a, Attachment) else build_payload(Attachment, **dict(a))
+            for a in attachments or ()
+        ]
+        resolved = await self._ask(
+            "review",
+            expires_at,
+            type=InteractionType.REVIEW,
+            title=title,
+            description=description,
+            why=why,
+            content=content,
+            attachments=files or None,
+            options=[
+                InteractionOption(id=APPROVE, label="Approve", style="primary"),
+                InteractionOption(id=REQUEST_CHANGES, label="Request changes"),
+            ],
+            details=details,
+        )
+        return review_from(resolved)
+
+    # --- machinery ------------------------------------------------------------------------
+
+    async def _accept(self) -> None:
+        payload = TaskAccepted(task_id=self.task_id)
+        await self._send("accept", "task.accepted", lambda _index: (payload, None))
+
+    def _request_cancel(self, reason: str | None) -> None:
+        self.cancel_reason = self.cancel_reason or reason
+        self.cancelled.set()
+
+    async def _send(
+        self,
+        op: str,
+        event_type: str,
+        make: Callable[[int], tuple[BaseModel, Any]],
+        *,
+        task_id: str | None = None,
+    ) -> Any:
+        def build(index: int) -> tuple[Envelope, Any]:
+            payload, result = make(index)
+            envelope = self._runtime.make_envelope(
+                event_type,
+                payload,
+                envelope_id=self._journal.derive("evt", index),
+                task_id=task_id or self.task_id,
+                conversation_id=self.conversation_id,
+            )
+            return envelope, result
+
+        return await self._journal.emit(event_type, op, build)
+
+    async def _ask(
+        self, op: str, expires_at: datetime | None, **fields: Any
+    ) -> InteractionResolved:
+        if self.cancelled.is_set():
+            raise TaskCancelled(f"Task {self.task_id} was cancelled: {self.cancel_reason or ''}")
+
+        def make(index: int) -> tuple[BaseModel, Any]:
+            interaction = build_payload(
+                Interaction, id=self._journal.derive("int", index), expires_at=expires_at, **fields
+            )
+            expiry = interaction.expires_at
+            result = {
+                "interactionId": interaction.id,
+                "expiresAt": format_timestamp(expiry) if expiry is not None else None,
+            }
+            return InteractionRequested(interaction=interaction), result
+
+        recorded = await self._send(op, "interaction.requested", make)
+        expiry_text = recorded.get("expiresAt")
+        recorded_expiry = datetime.fromisoformat(expiry_text) if expiry_text else None
+        return await self._runtime.wait_answer(recorded["interactionId"], recorded_expiry)
+
+
+class MessageContext:
+    """A person's message for this agent (``message.delivered``), with a way to reply.
+
+    ``task_id`` is set when the message is about a task; ``steer`` when the person marked it
+    as interrupting what the agent is doing.
+    """
+
+    def __init__(self, runtime: Runtime, envelope: Envelope, delivered: MessageDelivered) -> None:
+        self._runtime = runtime
+        self._journal = Journal(runtime, f"message:{delivered.message_id}")
+        self.message_id: str = delivered.message_id
+        self.content: str = delivered.content
+        self.author: Author = delivered.author
+        self.steer: bool = delivered.steer
+        self.task_id: str | None = delivered.task_id or envelope.task_id
+        self.conversation_id: str | None = envelope.conversation_id
+        self.attachments: list[Attachment] = list(delivered.attachments or ())
+
+    def __repr__(self) -> str:
+        return f"MessageContext(message_id={self.message_id!r}, content={self.content[:40]!r})"
+
+    async def say(self, text: str | AsyncIterable[str], *, chunk: int = DEFAULT_CHUNK) -> str:
+        """Reply in the message's conversation; see :meth:`TaskContext.say`."""
+        return await _say(
+            self._runtime, self._journal, text, chunk, self.task_id, self.conversation_id
+        )
+
+
+async def _say(
+    runtime: Runtime,
+    journal: Journal,
+    text: str | AsyncIterable[str],
+    chunk: int,
+    task_id: str | None,
+    conversation_id: str | None,
+) -> str:
+    index, recorded = journal.begin("message.create", "say")
+    if recorded is not None:
+        close = getattr(text, "aclose", None)
+        if close is not None:
+            await close()  # an unused async generator: never started, nothing to undo
+    else:
+        message_id = journal.derive("msg", index)
+
+        async def stream(piece: str) -> None:
+            for start in range(0, len(piece), MAX_DELTA):
+                delta = MessageDelta(message_id=message_id, delta=piece[start : start + MAX_DELTA])
+                envelope = runtime.make_envelope(
+                    "message.delta",
+                    delta,
+                    envelope_id=new_id("evt"),
+                    task_id=task_id,
+                    conversation_id=conversation_id,
+                )
+                await runtime.send_live(envelope)
+
+        if isinstance(text, str):
+            final = build_payload(AgentMessageCreate, content=text, message_id=message_id)
+            if chunk > 0:
+                for start in range(0, len(text), chunk):
+                    await stream(text[start : start + chunk])
+        else:
+            pieces: list[str] = []
+            async for piece in text:
+                if piece:
+                    pieces.append(piece)
+                    await stream(piece)
+            final = build_payload(
+                AgentMessageCreate, content="".join(pieces), message_id=message_id
+            )
+        envelope = runtime.make_envelope(
+            "message.create",
+            final,
+            envelope_id=journal.derive("evt", index),
+            task_id=task_id,
+            conversation_id=conversation_id,
+        )
+        recorded = journal.commit(index, "message.create", "say", message_id, envelope)
+    await runtime.wait_settled(recorded)
+    return str(recorded.result)

@@ -1,0 +1,129 @@
+"""Redeem a one-time pairing code for an agent credential (seed 001 §7.1)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from lineup import __version__
+from lineup.protocol.errors import HTTP_STATUS, ErrorCode
+from lineup.sdk._config import AgentConfig
+from lineup.sdk._errors import PairingFailed
+
+logger = logging.getLogger("lineup.sdk")
+
+_STATUS_CODES = {status: code for code, status in HTTP_STATUS.items()}
+
+
+async def pair(
+    hub_url: str,
+    code: str,
+    *,
+    name: str,
+    runtime: str = "python",
+    agent_version: str = __version__,
+    credentials_path: str | os.PathLike[str] | None = None,
+    client: httpx.AsyncClient | None = None,
+    http_timeout: float = 30.0,
+) -> AgentConfig:
+    """Exchange a pairing code for this agent's credential and save it (mode 0600).
+
+    ``hub_url`` is the hub's address (``http://127.0.0.1:8000``), ``code`` the code LineUp
+    showed (``ABCD-EFGH``; valid 10 minutes, single use), ``name`` how the agent appears to
+    people. The credentials go to ``credentials_path``, by default
+    ``$LINEUP_AGENT_HOME/credentials.json`` (``~/.lineup-agent/``). Pass ``client`` to use
+    your own :class:`httpx.AsyncClient` (tests pass one with a mock transport).
+
+    Raises :class:`~lineup.sdk.PairingFailed` with the hub's diagnostic and next step: a
+    wrong, used or expired code is ``not_found``; too many attempts is ``rate_limited`` (see
+    ``retry_after``); an unreachable hub is ``unavailable``.
+    """
+    base = hub_url.rstrip("/")
+    body = {
+        "code": code.strip(),
+        "name": name,
+        "runtime": runtime,
+        "agentVersion": agent_version,
+    }
+    owned = client is None
+    http = client if client is not None else httpx.AsyncClient(timeout=http_timeout)
+    try:
+        response = await http.post(f"{base}/api/pairing/redeem", json=body)
+    except httpx.HTTPError as exc:
+        raise PairingFailed(
+            ErrorCode.UNAVAILABLE.value,
+            f"Could not reach the hub at {base}: {exc}",
+            diagnostic="LNP-PAIR-UNREACHABLE",
+            next_step="Check the hub address and that this machine can reach it, then retry.",
+        ) from exc
+    finally:
+        if owned:
+            await http.aclose()
+    if response.status_code != 200:
+        raise _failure(response)
+    data = _json(response)
+    try:
+        websocket_url = _absolute_websocket_url(base, str(data["websocketUrl"]))
+        config = AgentConfig(
+            hub_url=base,
+            websocket_url=websocket_url,
+            agent_id=str(data["agentId"]),
+            workspace_id=str(data["workspaceId"]),
+            credential=str(data["credential"]),
+        )
+    except (KeyError, TypeError) as exc:
+        raise PairingFailed(
+            ErrorCode.UNKNOWN_RESULT.value,
+            f"The hub accepted the code but its answer lacks {exc}; the code is now used.",
+            diagnostic="LNP-PAIR-BAD-ANSWER",
+            next_step="Create a new pairing code and try again; report this if it repeats.",
+        ) from None
+    path = config.save(credentials_path)
+    logger.info(
+        "paired as agent %s in workspace %s; credentials in %s",
+        config.agent_id,
+        config.workspace_id,
+        path,
+    )
+    return config
+
+
+def _json(response: httpx.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _failure(response: httpx.Response) -> PairingFailed:
+    error = _json(response).get("error")
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
+        details = error.get("details")
+        return PairingFailed(
+            error["code"],
+            str(error.get("message") or f"Pairing failed with HTTP {response.status_code}."),
+            details=details if isinstance(details, dict) else None,
+        )
+    status = response.status_code
+    fallback = ErrorCode.UNAVAILABLE if status >= 500 else ErrorCode.INVALID_ARGUMENT
+    code = _STATUS_CODES.get(status, fallback)
+    return PairingFailed(
+        code.value,
+        f"Pairing failed with HTTP {status}.",
+        diagnostic="LNP-PAIR-HTTP",
+        next_step="Check that the address is a LineUp hub, then try again.",
+    )
+
+
+def _absolute_websocket_url(base: str, url: str) -> str:
+    """The hub may answer with a path; resolve it against the hub, http(s) → ws(s)."""
+    if urlsplit(url).scheme in ("ws", "wss"):
+        return url
+    parts = urlsplit(urljoin(base + "/", url))
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    return urlunsplit((scheme, parts.netloc, parts.path, parts.query, parts.fragment))

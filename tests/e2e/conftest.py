@@ -1,0 +1,69 @@
+"""End-to-end fixtures: a real hub process on SQLite and on a throwaway PostgreSQL database."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url
+from tests.e2e.processes import HubProcess, Person
+
+
+def _admin(sql: str) -> None:
+    import asyncpg
+
+    async def run() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    if request.param == "sqlite":
+        yield None  # the embedded default under LINEUP_HOME
+        return
+    name = f"lineup_t_{secrets.token_hex(6)}"
+    _admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def hub(database_url: str | None, tmp_path: Path) -> Iterator[HubProcess]:
+    process = HubProcess(tmp_path / "hub", database_url)
+    process.home.mkdir()
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def sign_up(hub: HubProcess) -> Iterator[Callable[..., Person]]:
+    """Sign people up on the hub; their HTTP clients are closed after the test."""
+    people: list[Person] = []
+
+    def make(email: str = "ana@example.test") -> Person:
+        people.append(Person(hub.url, email))
+        return people[-1]
+
+    yield make
+    for person in people:
+        person.close()

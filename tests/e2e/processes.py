@@ -1,0 +1,169 @@
+"""Real processes for end-to-end tests: a hub (`lineup serve`) and agents (`lineup
+demo-agent`), with bounded waits and no fixed sleeps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+LINEUP = str(Path(sys.executable).with_name("lineup"))
+DEADLINE = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+@dataclass
+class HubProcess:
+    home: Path
+    database_url: str | None
+    port: int = field(default_factory=free_port)
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> HubProcess:
+        environment = {
+            **os.environ,
+            "LINEUP_HOME": str(self.home),
+            "LINEUP_HEARTBEAT_INTERVAL": "0.5",
+            "LINEUP_GRACE_PERIOD": "120",
+            **self.env,
+        }
+        environment.pop("LINEUP_DATABASE_URL", None)
+        if self.database_url:
+            environment["LINEUP_DATABASE_URL"] = self.database_url
+        self.log = self.home / f"hub-{self.port}.log"
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [LINEUP, "serve", "--port", str(self.port), "--log-level", "info"],
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        wait_until(self._ready, "the hub to be ready")
+        return self
+
+    def _ready(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(f"the hub exited: {self.tail()}")
+        try:
+            return httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log else ""
+
+
+@dataclass
+class AgentProcess:
+    hub_url: str
+    state_dir: Path
+    code: str | None = None
+    extra: list[str] = field(default_factory=list)
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> AgentProcess:
+        args = [LINEUP, "demo-agent", "--hub", self.hub_url, "--state-dir", str(self.state_dir)]
+        if self.code:
+            args += ["--code", self.code]
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with (self.state_dir / "agent.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [*args, *self.extra], stdout=log, stderr=subprocess.STDOUT
+            )
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def tail(self) -> str:
+        path = self.state_dir / "agent.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+
+class Person:
+    """A signed-up person driving the hub's HTTP API."""
+
+    def __init__(self, hub_url: str, email: str = "ana@example.test") -> None:
+        self.http = httpx.Client(base_url=hub_url, timeout=10)
+        response = self.http.post(
+            "/api/auth/signup",
+            json={"email": email, "password": "correct horse battery", "displayName": "Ana"},
+        )
+        assert response.status_code == 201, response.text
+        body = response.json()
+        self.workspace_id: str = body["workspaceId"]
+        self.csrf: str = body["csrfToken"]
+
+    def get(self, path: str) -> Any:
+        response = self.http.get(f"/api/workspaces/{self.workspace_id}{path}")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def post(self, path: str, body: dict[str, Any], status: int = 200) -> Any:
+        response = self.http.post(
+            f"/api/workspaces/{self.workspace_id}{path}",
+            json=body,
+            headers={"X-CSRF-Token": self.csrf},
+        )
+        assert response.status_code == status, response.text
+        return response.json()
+
+    def close(self) -> None:
+        self.http.close()

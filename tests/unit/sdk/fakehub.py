@@ -1,0 +1,346 @@
+"""An in-memory hub that speaks the agent gateway protocol, for the SDK's tests.
+
+It is also the SDK's :class:`~lineup.sdk.Transport`: ``connect`` opens an in-memory
+connection whose frames the hub handles as it receives them. What it does, as the real hub:
+
+* refuses a wrong or revoked credential with one error frame (``LNP-AUTH-REVOKED``) and close
+  code 4401;
+* answers ``agent.hello`` with an ack, an ``agent.welcome``, then every downlink event after
+  ``lastSequence`` in order (or ``system.resync_required`` if told history is pruned), then
+  live events;
+* answers every frame exactly once by id; records an event the first time its id is seen (an
+  *effect*) and acks a resend as a duplicate with the original sequence.
+
+And what a test needs: drop the connection on demand or right after recording an event of a
+given type (before acking it), refuse an event once with a given error, fail connects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from lineup.protocol import Sender, decode_frame, encode
+from lineup.protocol.codec import Ignored, Rejected
+from lineup.protocol.envelope import Envelope
+from lineup.protocol.errors import RETRYABLE, ErrorCode
+from lineup.protocol.frames import Ack, ErrorFrame
+from lineup.protocol.ids import new_id
+from lineup.sdk import TransportClosed
+
+WORKSPACE = "ws_test"
+AGENT = "agent_test"
+CREDENTIAL = "lnp_secret_credential"
+
+
+class FakeConnection:
+    def __init__(self, hub: FakeHub) -> None:
+        self.hub = hub
+        self.inbox: asyncio.Queue[str | TransportClosed] = asyncio.Queue()
+        self.closed = False
+        self.welcomed = False
+
+    async def send(self, text: str) -> None:
+        if self.closed:
+            raise TransportClosed(1006, "connection lost")
+        self.hub.handle(self, text)
+        await asyncio.sleep(0)  # a real send yields to the loop too
+
+    async def recv(self) -> str:
+        item = await self.inbox.get()
+        if isinstance(item, TransportClosed):
+            self.inbox.put_nowait(item)  # every later recv sees the close as well
+            raise item
+        return item
+
+    async def close(self) -> None:
+        self.shut(1000, "closed by the agent")
+
+    def push(self, frame: Envelope | Ack | ErrorFrame) -> None:
+        if not self.closed:
+            self.inbox.put_nowait(encode(frame))
+
+    def shut(self, code: int, reason: str = "") -> None:
+        if not self.closed:
+            self.closed = True
+            self.inbox.put_nowait(TransportClosed(code, reason))
+            self.hub.notify()
+
+
+class FakeHub:
+    def __init__(self, *, heartbeat_interval_ms: int = 25_000) -> None:
+        self.workspace_id = WORKSPACE
+        self.agent_id = AGENT
+        self.credential = CREDENTIAL
+        self.revoked = False
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.sequence = 0
+        self.log: list[Envelope] = []
+        self.received: list[Envelope] = []
+        self.effects: list[Envelope] = []
+        self.duplicates: list[Envelope] = []
+        self.deltas: list[Envelope] = []
+        self.heartbeats: list[datetime] = []
+        self.hellos: list[dict[str, Any]] = []
+        self.rejected: list[ErrorFrame] = []
+        self.seen: dict[str, int] = {}
+        self.connections: list[FakeConnection] = []
+        self.connect_attempts = 0
+        self.fail_connects = 0
+        self.earliest_sequence: int | None = None
+        self.drop_after: dict[str, int] = {}
+        self.refuse: dict[str, list[ErrorCode]] = {}
+        self._waiters: list[asyncio.Future[None]] = []
+
+    # --- the Transport the SDK connects through -------------------------------------------
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> FakeConnection:
+        self.connect_attempts += 1
+        self.notify()
+        if self.fail_connects > 0:
+            self.fail_connects -= 1
+            raise OSError("connection refused")
+        connection = FakeConnection(self)
+        self.connections.append(connection)
+        if self.revoked or headers.get("Authorization") != f"Bearer {self.credential}":
+            connection.push(
+                ErrorFrame(
+                    id=None,
+                    code=ErrorCode.UNAUTHENTICATED,
+                    message="This agent's credential was revoked.",
+                    details={
+                        "diagnostic": "LNP-AUTH-REVOKED",
+                        "nextStep": "Pair the agent again from the Agents page.",
+                    },
+                )
+            )
+            connection.shut(4401, "unauthenticated")
+        return connection
+
+    # --- what the hub does with a frame ---------------------------------------------------
+
+    def handle(self, connection: FakeConnection, text: str) -> None:
+        result = decode_frame(text, Sender.AGENT)
+        if isinstance(result, Rejected):
+            self.rejected.append(result.error)
+            connection.push(result.error)
+            self.notify()
+            return
+        if isinstance(result, Ignored):
+            connection.push(Ack(id=result.envelope.id, ignored=True))
+            return
+        envelope = result.envelope
+        self.received.append(envelope)
+        if envelope.type == "agent.hello":
+            self._hello(connection, envelope)
+        elif envelope.type == "agent.heartbeat":
+            self.heartbeats.append(datetime.now(UTC))
+            connection.push(Ack(id=envelope.id))
+        elif envelope.type == "message.delta":
+            self.deltas.append(envelope)
+            connection.push(Ack(id=envelope.id))
+        elif envelope.id in self.seen:
+            self.duplicates.append(envelope)
+            connection.push(Ack(id=envelope.id, sequence=self.seen[envelope.id], duplicate=True))
+        elif self.refuse.get(envelope.type):
+            code = self.refuse[envelope.type].pop(0)
+            connection.push(
+                ErrorFrame(
+                    id=envelope.id,
+                    code=code,
+                    message=f"refused by the test ({code.value})",
+                    retryable=code in RETRYABLE,
+                    details={"retryAfterMs": 1} if code in RETRYABLE else None,
+                )
+            )
+        else:
+            self.sequence += 1
+            self.seen[envelope.id] = self.sequence
+            self.effects.append(envelope)
+            if self.drop_after.get(envelope.type, 0) > 0:
+                self.drop_after[envelope.type] -= 1
+                connection.shut(1006, "dropped by the test before the ack")
+            else:
+                connection.push(Ack(id=envelope.id, sequence=self.sequence))
+        self.notify()
+
+    def _hello(self, connection: FakeConnection, hello: Envelope) -> None:
+        self.hellos.append(dict(hello.payload))
+        connection.push(Ack(id=hello.id))
+        connection.push(
+            self._envelope(
+                "agent.welcome",
+                {
+                    "agentId": self.agent_id,
+                    "workspaceId": self.workspace_id,
+                    "heartbeatIntervalMs": self.heartbeat_interval_ms,
+                    "latestSequence": self.sequence,
+                },
+            )
+        )
+        last = int(hello.payload.get("lastSequence") or 0)
+        if self.earliest_sequence is not None and last < self.earliest_sequence - 1:
+            connection.push(
+                self._envelope(
+                    "system.resync_required",
+                    {
+                        "reason": "history pruned",
+                        "earliestSequence": self.earliest_sequence,
+                        "latestSequence": self.sequence,
+                    },
+                )
+            )
+        else:
+            for event in self.log:
+                if event.sequence is not None and event.sequence > last:
+                    connection.push(event)
+        connection.welcomed = True
+
+    # --- what a test makes the hub do -----------------------------------------------------
+
+    @property
+    def live(self) -> FakeConnection | None:
+        for connection in reversed(self.connections):
+            if connection.welcomed and not connection.closed:
+                return connection
+        return None
+
+    def drop(self) -> None:
+        """Cut the live connection, as a network failure would."""
+        if self.live is not None:
+            self.live.shut(1006, "dropped by the test")
+
+    def emit(
+        self,
+        event_type: str,
+        payload: dict[str, Any],
+        *,
+        task_id: str | None = None,
+        conversation_id: str | None = None,
+    ) -> Envelope:
+        self.sequence += 1
+        event = self._envelope(
+            event_type,
+            payload,
+            sequence=self.sequence,
+            task_id=task_id,
+            conversation_id=conversation_id,
+        )
+        self.log.append(event)
+        if self.live is not None:
+            self.live.push(event)
+        self.notify()
+        return event
+
+    def assign_task(
+        self, title: str = "Migrate the database", *, task_id: str | None = None
+    ) -> str:
+        task_id = task_id or new_id("task")
+        self.emit(
+            "task.assigned",
+            {"taskId": task_id, "title": title, "description": "Three migrations", "messages": []},
+            task_id=task_id,
+            conversation_id="conv_1",
+        )
+        return task_id
+
+    def resolve(
+        self,
+        interaction_id: str,
+        *,
+        option_id: str | None = None,
+        option_ids: list[str] | None = None,
+        text: str | None = None,
+    ) -> None:
+        response: dict[str, Any] = {}
+        if option_id is not None:
+            response["optionId"] = option_id
+        if option_ids is not None:
+            response["optionIds"] = option_ids
+        if text is not None:
+            response["text"] = text
+        self.emit(
+            "interaction.resolved",
+            {
+                "interactionId": interaction_id,
+                "response": response,
+                "respondedBy": "user_ana",
+                "respondedByName": "Ana",
+                "respondedAt": "2026-07-24T12:00:00.000Z",
+            },
+        )
+
+    def cancel(self, task_id: str, reason: str = "Not needed any more") -> None:
+        self.emit("task.cancel_requested", {"taskId": task_id, "reason": reason}, task_id=task_id)
+
+    def deliver_message(self, content: str, *, task_id: str | None = None) -> str:
+        message_id = new_id("msg")
+        self.emit(
+            "message.delivered",
+            {
+                "messageId": message_id,
+                "author": {"kind": "user", "id": "user_ana", "name": "Ana"},
+                "content": content,
+                "steer": False,
+                **({"taskId": task_id} if task_id else {}),
+            },
+            conversation_id="conv_1",
+        )
+        return message_id
+
+    # --- what a test looks at -------------------------------------------------------------
+
+    def effects_of(self, event_type: str, task_id: str | None = None) -> list[Envelope]:
+        return [
+            e
+            for e in self.effects
+            if e.type == event_type and (task_id is None or e.task_id == task_id)
+        ]
+
+    def statuses(self, task_id: str) -> list[dict[str, Any]]:
+        return [e.payload for e in self.effects_of("task.status_changed", task_id)]
+
+    def final_status(self, task_id: str) -> str | None:
+        for payload in reversed(self.statuses(task_id)):
+            if payload["status"] in ("succeeded", "failed", "cancelled"):
+                return str(payload["status"])
+        return None
+
+    def interactions(self) -> list[dict[str, Any]]:
+        return [e.payload["interaction"] for e in self.effects_of("interaction.requested")]
+
+    def notify(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait_for(self, condition: Callable[[], object], deadline: float = 5.0) -> None:
+        """Wait until ``condition()`` holds; fail after ``deadline`` seconds."""
+        async with asyncio.timeout(deadline):
+            while not condition():
+                waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._waiters.append(waiter)
+                await waiter
+
+    def _envelope(
+        self,
+        event_type: str,
+        payload: dict[str, Any],
+        *,
+        sequence: int | None = None,
+        task_id: str | None = None,
+        conversation_id: str | None = None,
+    ) -> Envelope:
+        return Envelope(
+            id=new_id("evt"),
+            type=event_type,
+            occurred_at=datetime.now(UTC),
+            workspace_id=self.workspace_id,
+            sequence=sequence,
+            task_id=task_id,
+            conversation_id=conversation_id,
+            payload=payload,
+        )
