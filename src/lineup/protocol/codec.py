@@ -70,17 +70,22 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+def _shape_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """Nesting beyond ``limit``, or a NUL character (no database stores one in text)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if depth > limit:
-            return True
-        if isinstance(item, dict):
+            return f"The frame is nested deeper than {limit} levels."
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "The frame contains a NUL character (\\u0000), which LineUp does not store."
+        elif isinstance(item, dict):
             stack.extend((child, depth + 1) for child in item.values())
+            stack.extend((key, depth + 1) for key in item)
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item)
-    return False
+    return None
 
 
 def describe_validation_error(error: ValidationError, prefix: str = "") -> tuple[str, list[str]]:
@@ -95,7 +100,7 @@ def describe_validation_error(error: ValidationError, prefix: str = "") -> tuple
 
 
 def parse_json(raw: str | bytes, max_bytes: int = MAX_FRAME_BYTES) -> Any:
-    """Strict JSON within the size and depth limits; raises ``InvalidArgument`` otherwise."""
+    """Strict JSON within the size limit; raises ``InvalidArgument`` otherwise."""
     size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
     if size > max_bytes:
         raise InvalidArgument(
@@ -109,8 +114,6 @@ def parse_json(raw: str | bytes, max_bytes: int = MAX_FRAME_BYTES) -> Any:
         raise InvalidArgument("The frame is not valid UTF-8.") from None
     except (ValueError, RecursionError) as exc:
         raise InvalidArgument(f"The frame is not valid JSON: {exc}".rstrip()) from None
-    if _too_deep(data):
-        raise InvalidArgument(f"The frame is nested deeper than {MAX_DEPTH} levels.")
     return data
 
 
@@ -130,6 +133,9 @@ def decode_object(data: Any, sender: Sender) -> DecodeResult:
         return _reject("A frame must be a JSON object (an envelope).")
     raw_id = data.get("id")
     envelope_id = raw_id if isinstance(raw_id, str) and len(raw_id) <= 128 else None
+    problem = _shape_problem(data)
+    if problem is not None:
+        return _reject(problem, envelope_id if envelope_id and "\x00" not in envelope_id else None)
     version = data.get("version")
     if version is not None and version != PROTOCOL_VERSION:
         return _reject(

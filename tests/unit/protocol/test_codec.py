@@ -172,3 +172,10 @@ def test_timestamps_are_written_in_utc_with_milliseconds():
         envelope("agent.heartbeat", {}, occurredAt="2026-07-24T14:00:00+02:00")
     )
     assert json.loads(encode(env))["occurredAt"] == "2026-07-24T12:00:00.000Z"
+
+
+def test_a_nul_character_is_refused_anywhere_in_the_frame():
+    frame = envelope("message.create", {"content": "a\u0000b"})
+    assert "NUL" in _rejected(json.dumps(frame)).message
+    frame = envelope("message.create", {"content": "ok", "blocks": [{"type": "x", "\u0000": 1}]})
+    assert "NUL" in _rejected(json.dumps(frame)).message
