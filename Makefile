@@ -3,16 +3,33 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The web app (web/, Vite): its dependencies, then its build into the Python package.
+WEB_DEPS := web/node_modules/.installed
+WEB_BUILT := src/lineup/hub/static/index.html
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) \
+	web/index.html web/package.json web/tsconfig.json web/vite.config.ts
 
-.PHONY: setup run test lint typecheck pytest schemas clean
+.PHONY: setup run test lint typecheck pytest webtest web schemas clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(WEB_BUILT)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+web: $(WEB_BUILT)
+
+$(WEB_DEPS): web/package.json web/package-lock.json
+	cd web && npm ci
+	touch $(WEB_DEPS)
+
+$(WEB_BUILT): $(WEB_DEPS) $(WEB_SOURCES)
+	cd web && npm run build
+
+webtest: $(WEB_DEPS)
+	cd web && npm test
 
 run: setup
 	$(BIN)/lineup serve
@@ -28,7 +45,7 @@ pytest: setup
 	./scripts/ensure-services
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+test: lint typecheck webtest pytest
 
 schemas: setup
 	$(BIN)/lineup schemas --out docs/spec/schemas

@@ -1,0 +1,206 @@
+"""A small scripted agent over the raw agent WebSocket (src/lineup/hub/agent_gateway.py).
+
+It pairs with a one-time code, says ``agent.hello``, beats in the background, and sends
+envelopes one at a time, each waited on until the hub acks it. Downlink frames
+(``task.assigned``, ``interaction.resolved``...) are queued for the test to wait on. Every
+wait has a deadline; nothing sleeps for a fixed time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+DEADLINE = 15.0
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+@dataclass
+class Pairing:
+    agent_id: str
+    workspace_id: str
+    credential: str
+    websocket_url: str
+
+
+def redeem(hub_url: str, code: str, name: str = "builder") -> Pairing:
+    response = httpx.post(
+        f"{hub_url}/api/pairing/redeem",
+        json={"code": code, "name": name, "runtime": "python", "agentVersion": "0.1.0"},
+        timeout=DEADLINE,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return Pairing(body["agentId"], body["workspaceId"], body["credential"], body["websocketUrl"])
+
+
+@dataclass
+class ScriptedAgent:
+    pairing: Pairing
+    last_sequence: int = 0
+    ws: ClientConnection | None = None
+    downlink: queue.Queue[dict[str, Any]] = field(default_factory=queue.Queue)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _answered: threading.Condition = field(default_factory=threading.Condition)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    heartbeat_seconds: float = 0.2
+
+    # --- connection -------------------------------------------------------------------
+
+    def connect(self) -> dict[str, Any]:
+        """Open the socket, say hello (resuming from the last sequence seen), start beating."""
+        self._stop = threading.Event()
+        self.ws = connect(
+            self.pairing.websocket_url,
+            additional_headers={"Authorization": f"Bearer {self.pairing.credential}"},
+            proxy=None,
+            legacy=True,
+            open_timeout=DEADLINE,
+            close_timeout=2,
+        )
+        hello_id = new_id("evt")
+        self._send_raw(
+            hello_id,
+            "agent.hello",
+            {
+                "agentVersion": "0.1.0",
+                "runtime": "python",
+                "capabilities": ["tasks", "code"],
+                "lastSequence": self.last_sequence,
+            },
+        )
+        # The handshake is answered in order: ack, then agent.welcome.
+        ack = self._recv_json()
+        assert ack.get("type") == "ack" and ack.get("id") == hello_id, ack
+        welcome = self._recv_json()
+        assert welcome.get("type") == "agent.welcome", welcome
+        self.heartbeat_seconds = welcome["payload"]["heartbeatIntervalMs"] / 1000 / 2
+        reader = threading.Thread(target=self._read, name="agent-reader", daemon=True)
+        beater = threading.Thread(target=self._beat, name="agent-heartbeat", daemon=True)
+        self._threads = [reader, beater]
+        reader.start()
+        beater.start()
+        return welcome
+
+    def disconnect(self) -> None:
+        """Drop the connection (as if the adapter process stopped)."""
+        self._stop.set()
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                self.ws.close()
+        for thread in self._threads:
+            thread.join(timeout=DEADLINE)
+        self.ws = None
+
+    # --- sending ----------------------------------------------------------------------
+
+    def call(
+        self, type_: str, payload: dict[str, Any], *, task_id: str | None = None
+    ) -> dict[str, Any]:
+        """Send one envelope and wait for its answer; fail the test on an error frame."""
+        event_id = new_id("evt")
+        self._send_raw(event_id, type_, payload, task_id=task_id)
+        answer = self._wait_answer(event_id)
+        assert answer.get("type") == "ack", f"{type_} refused: {answer}"
+        return answer
+
+    def send_delta(self, message_id: str, delta: str, *, task_id: str) -> None:
+        self.call("message.delta", {"messageId": message_id, "delta": delta}, task_id=task_id)
+
+    # --- waiting for the hub ----------------------------------------------------------
+
+    def next_downlink(self, type_: str, timeout: float = DEADLINE) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"the agent got no {type_} within {timeout}s")
+            try:
+                frame = self.downlink.get(timeout=left)
+            except queue.Empty:
+                continue
+            if frame.get("type") == type_:
+                return frame
+
+    # --- internals --------------------------------------------------------------------
+
+    def _send_raw(
+        self, event_id: str, type_: str, payload: dict[str, Any], *, task_id: str | None = None
+    ) -> None:
+        frame: dict[str, Any] = {
+            "id": event_id,
+            "type": type_,
+            "version": "0.1",
+            "occurredAt": now_iso(),
+            "workspaceId": self.pairing.workspace_id,
+            "payload": payload,
+        }
+        if task_id is not None:
+            frame["taskId"] = task_id
+        assert self.ws is not None, "not connected"
+        self.ws.send(json.dumps(frame))
+
+    def _recv_json(self) -> dict[str, Any]:
+        assert self.ws is not None
+        raw = self.ws.recv(timeout=DEADLINE)
+        frame: dict[str, Any] = json.loads(raw)
+        return frame
+
+    def _wait_answer(self, event_id: str) -> dict[str, Any]:
+        deadline = time.monotonic() + DEADLINE
+        with self._answered:
+            while event_id not in self.answers:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no answer from the hub for {event_id}")
+                self._answered.wait(timeout=left)
+            return self.answers.pop(event_id)
+
+    def _read(self) -> None:
+        ws = self.ws
+        assert ws is not None
+        while not self._stop.is_set():
+            try:
+                raw = ws.recv(timeout=0.5)
+            except TimeoutError:
+                continue
+            except (ConnectionClosed, OSError, RuntimeError):
+                return
+            frame = json.loads(raw)
+            if frame.get("type") in ("ack", "error"):
+                if str(frame.get("id", "")).startswith("hb_"):
+                    continue
+                with self._answered:
+                    self.answers[str(frame.get("id"))] = frame
+                    self._answered.notify_all()
+                continue
+            sequence = frame.get("sequence")
+            if isinstance(sequence, int) and sequence > self.last_sequence:
+                self.last_sequence = sequence
+            self.downlink.put(frame)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.heartbeat_seconds):
+            try:
+                self._send_raw(new_id("hb"), "agent.heartbeat", {})
+            except (ConnectionClosed, OSError, RuntimeError, AssertionError):
+                return

@@ -1,0 +1,83 @@
+import { describe, expect, it, vi } from "vitest";
+import { ApiError, Transport, readCookie } from "./client";
+import { WorkspaceApi } from "./hub";
+
+function fakeFetch(status: number, body: unknown) {
+  return vi.fn(async (_url: RequestInfo | URL, _init?: RequestInit) =>
+    new Response(body === undefined ? null : JSON.stringify(body), {
+      status,
+      headers: { "Content-Type": "application/json" },
+    }),
+  );
+}
+
+const cookies = () => "theme=dark; lineup_csrf=csrf%2Dtoken; other=1";
+
+describe("the hub client", () => {
+  it("reads a cookie by name", () => {
+    expect(readCookie("lineup_csrf", cookies())).toBe("csrf-token");
+    expect(readCookie("missing", cookies())).toBeNull();
+  });
+
+  it("sends the CSRF token and an Idempotency-Key on a state change", async () => {
+    const fetch = fakeFetch(200, { id: "int_1" });
+    const api = new WorkspaceApi(new Transport(fetch, cookies), "ws_1");
+    await api.respond("int_1", { optionId: "approve" }, "web-key-1");
+    const [url, init] = fetch.mock.calls[0]!;
+    expect(url).toBe("/api/workspaces/ws_1/interactions/int_1/respond");
+    expect(init!.method).toBe("POST");
+    expect(init!.credentials).toBe("same-origin");
+    const headers = init!.headers as Record<string, string>;
+    expect(headers["X-CSRF-Token"]).toBe("csrf-token");
+    expect(headers["Idempotency-Key"]).toBe("web-key-1");
+    expect(JSON.parse(init!.body as string)).toEqual({ response: { optionId: "approve" } });
+  });
+
+  it("makes up an Idempotency-Key when the caller has none, and sends none on GET", async () => {
+    const fetch = fakeFetch(200, { tasks: [] });
+    const api = new WorkspaceApi(new Transport(fetch, cookies), "ws_1");
+    await api.cancelTask("task_1");
+    await api.tasks("running");
+    const post = fetch.mock.calls[0]![1]!.headers as Record<string, string>;
+    const get = fetch.mock.calls[1]![1]!.headers as Record<string, string>;
+    expect(post["Idempotency-Key"]).toMatch(/^web-[A-Za-z0-9_.:-]+$/);
+    expect(get["Idempotency-Key"]).toBeUndefined();
+    expect(get["X-CSRF-Token"]).toBeUndefined();
+    expect(fetch.mock.calls[1]![0]).toBe("/api/workspaces/ws_1/tasks?status=running");
+  });
+
+  it("turns the error envelope into a typed ApiError", async () => {
+    const fetch = fakeFetch(409, {
+      error: { code: "conflict", message: "Already answered by Bo.", details: { respondedBy: "user:u2" } },
+    });
+    const api = new WorkspaceApi(new Transport(fetch, cookies), "ws_1");
+    const error = await api.respond("int_1", { optionId: "reject" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({
+      code: "conflict",
+      status: 409,
+      message: "Already answered by Bo.",
+      details: { respondedBy: "user:u2" },
+    });
+    expect((error as ApiError).retryable).toBe(false);
+  });
+
+  it("reports a network failure as a retryable error and a 401 to the app", async () => {
+    const down = vi.fn(async () => {
+      throw new TypeError("Failed to fetch");
+    });
+    const error = await new Transport(down, cookies).get("/api/auth/me").catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "network", retryable: true });
+
+    const transport = new Transport(fakeFetch(401, { error: { code: "unauthenticated", message: "Sign in." } }), cookies);
+    const onUnauthenticated = vi.fn();
+    transport.onUnauthenticated = onUnauthenticated;
+    await transport.get("/api/auth/me").catch(() => undefined);
+    expect(onUnauthenticated).toHaveBeenCalledOnce();
+  });
+
+  it("accepts 204 No Content", async () => {
+    const fetch = vi.fn(async () => new Response(null, { status: 204 }));
+    await expect(new Transport(fetch, cookies).post("/api/auth/signout")).resolves.toBeUndefined();
+  });
+});

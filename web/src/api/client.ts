@@ -1,0 +1,168 @@
+// The transport of the typed hub client: fetch with the session cookie, the CSRF header on
+// state changes, an Idempotency-Key on POSTs, and the hub's one error envelope as ApiError.
+
+export type ErrorCode =
+  | "invalid_argument"
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "rate_limited"
+  | "unavailable"
+  | "unknown_result"
+  | "network";
+
+/** `{"error": {"code", "message", "details"}}` from the hub, or a network failure. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, status: number, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = status;
+    this.details = details ?? {};
+  }
+
+  /** Only these are worth retrying by themselves (DESIGN.md principle 6). */
+  get retryable(): boolean {
+    return this.code === "rate_limited" || this.code === "unavailable" || this.code === "network";
+  }
+}
+
+export const CSRF_COOKIE = "lineup_csrf";
+export const CSRF_HEADER = "X-CSRF-Token";
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function readCookie(name: string, source: string = document.cookie): string | null {
+  for (const part of source.split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return null;
+}
+
+/** A fresh key for one logical state change; reuse it when retrying that same change. */
+export function newIdempotencyKey(): string {
+  const random =
+    typeof crypto !== "undefined" && "randomUUID" in crypto
+      ? crypto.randomUUID()
+      : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  return `web-${random}`;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** POST/PATCH only; a key is made when none is given, so every state change carries one. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export type Fetch = typeof fetch;
+
+const KNOWN_CODES = new Set<string>([
+  "invalid_argument",
+  "unauthenticated",
+  "forbidden",
+  "not_found",
+  "conflict",
+  "rate_limited",
+  "unavailable",
+  "unknown_result",
+]);
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: "invalid_argument",
+  401: "unauthenticated",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  422: "invalid_argument",
+  429: "rate_limited",
+  503: "unavailable",
+};
+
+export async function parseError(response: Response): Promise<ApiError> {
+  let body: unknown = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  const error = (body as { error?: Record<string, unknown> } | null)?.error;
+  if (error && typeof error === "object") {
+    const code = String(error.code ?? "");
+    return new ApiError(
+      (KNOWN_CODES.has(code) ? code : "unknown_result") as ErrorCode,
+      typeof error.message === "string" ? error.message : `The hub answered ${response.status}.`,
+      response.status,
+      (error.details as Record<string, unknown> | undefined) ?? undefined,
+    );
+  }
+  return new ApiError(
+    CODE_BY_STATUS[response.status] ?? "unknown_result",
+    `The hub answered ${response.status} ${response.statusText}`.trim() + ".",
+    response.status,
+  );
+}
+
+export class Transport {
+  /** Called once per 401, so the app can return to the sign-in screen. */
+  onUnauthenticated: (() => void) | null = null;
+
+  constructor(
+    private readonly fetchImpl: Fetch = (...args) => fetch(...args),
+    private readonly cookies: () => string = () => document.cookie,
+  ) {}
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    if (!SAFE.has(method)) {
+      const csrf = readCookie(CSRF_COOKIE, this.cookies());
+      if (csrf) headers[CSRF_HEADER] = csrf;
+      if (method === "POST" || method === "PATCH") {
+        headers["Idempotency-Key"] = options.idempotencyKey ?? newIdempotencyKey();
+      }
+    }
+    let response: Response;
+    try {
+      response = await this.fetchImpl(path, {
+        method,
+        headers,
+        credentials: "same-origin",
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: options.signal,
+      });
+    } catch (cause) {
+      if ((cause as Error)?.name === "AbortError") throw cause;
+      throw new ApiError(
+        "network",
+        "Could not reach the hub. Check your connection and try again.",
+        0,
+      );
+    }
+    if (!response.ok) {
+      const error = await parseError(response);
+      if (error.code === "unauthenticated") this.onUnauthenticated?.();
+      throw error;
+    }
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.request<T>("GET", path, { signal });
+  }
+
+  post<T>(path: string, body: unknown = {}, idempotencyKey?: string): Promise<T> {
+    return this.request<T>("POST", path, { body, idempotencyKey });
+  }
+
+  patch<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
+    return this.request<T>("PATCH", path, { body, idempotencyKey });
+  }
+}

@@ -1,0 +1,246 @@
+// The hub's HTTP views (src/lineup/hub/api/views.py): camelCase keys, ISO 8601 UTC timestamps.
+
+export type Iso = string;
+
+export interface User {
+  id: string;
+  email: string;
+  displayName: string;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  role: string;
+}
+
+export interface Me {
+  user: User;
+  workspaces: Workspace[];
+}
+
+export interface SignUpResult extends Me {
+  workspaceId: string;
+  csrfToken: string;
+}
+
+export interface SignInResult extends Me {
+  csrfToken: string;
+}
+
+export type AgentStatus = "never_connected" | "online" | "offline" | "revoked";
+
+export interface Agent {
+  id: string;
+  name: string;
+  runtime: string | null;
+  version: string | null;
+  status: AgentStatus;
+  online: boolean;
+  capabilities: string[];
+  tools: unknown[];
+  lastHeartbeatAt: Iso | null;
+  connectedAt: Iso | null;
+  revokedAt: Iso | null;
+  createdAt: Iso | null;
+}
+
+export interface PairingCode {
+  code: string;
+  expiresAt: Iso;
+  expiresInSeconds: number;
+  hubUrl: string;
+  command: string;
+  sdkCommand: string;
+}
+
+export interface Conversation {
+  id: string;
+  title: string;
+  agentIds: string[];
+  createdAt: Iso | null;
+  updatedAt: Iso | null;
+  lastSequence: number | null;
+}
+
+export interface Author {
+  kind: "user" | "agent" | "system";
+  id: string;
+  name?: string | null;
+}
+
+export interface Attachment {
+  name: string;
+  url: string;
+  mimeType?: string | null;
+}
+
+export interface ContentBlock {
+  type: string;
+  text?: string | null;
+  data?: Record<string, unknown> | null;
+}
+
+export interface Message {
+  id: string;
+  conversationId: string;
+  author: Author;
+  content: string;
+  blocks: ContentBlock[] | null;
+  attachments: Attachment[] | null;
+  targetAgentId: string | null;
+  taskId: string | null;
+  createdAt: Iso | null;
+  sequence: number | null;
+}
+
+export type TaskStatus =
+  | "queued"
+  | "running"
+  | "waiting_for_human"
+  | "succeeded"
+  | "failed"
+  | "cancelled";
+
+export interface Task {
+  id: string;
+  conversationId: string | null;
+  parentTaskId: string | null;
+  title: string;
+  description: string | null;
+  targetAgentId: string | null;
+  status: TaskStatus;
+  progress: number | null;
+  summary: string | null;
+  error: string | null;
+  cancelRequested: boolean;
+  cancelReason: string | null;
+  createdBy: string | null;
+  createdAt: Iso | null;
+  updatedAt: Iso | null;
+  lastSequence: number | null;
+  agentConnectionLost: boolean;
+  lastHeartbeatAt: Iso | null;
+}
+
+export type InteractionType = "approval" | "choice" | "input" | "review";
+export type InteractionStatus = "requested" | "resolved" | "expired" | "cancelled";
+export type Risk = "low" | "medium" | "high";
+export type InputFormat = "text" | "email" | "url" | "number" | "integer";
+
+export interface InteractionOption {
+  id: string;
+  label: string;
+  style?: "primary" | "secondary" | "danger" | null;
+  recommended?: boolean;
+  description?: string | null;
+}
+
+/** What the agent asked (src/lineup/protocol/interaction.py). */
+export interface InteractionRequest {
+  id: string;
+  type: InteractionType;
+  title: string;
+  description?: string | null;
+  why?: string | null;
+  impact?: string | null;
+  risk?: Risk | null;
+  options?: InteractionOption[] | null;
+  allowOther?: boolean;
+  multiple?: boolean;
+  format?: InputFormat | null;
+  pattern?: string | null;
+  placeholder?: string | null;
+  content?: string | null;
+  attachments?: Attachment[] | null;
+  details?: Record<string, unknown> | null;
+  expiresAt?: Iso | null;
+}
+
+/** A person's answer: an option, several options, and/or text. */
+export interface InteractionResponse {
+  optionId?: string;
+  optionIds?: string[];
+  text?: string;
+}
+
+export interface Interaction {
+  id: string;
+  type: InteractionType;
+  status: InteractionStatus;
+  taskId: string | null;
+  conversationId: string | null;
+  agentId: string | null;
+  request: InteractionRequest;
+  response: InteractionResponse | null;
+  respondedBy: string | null;
+  respondedByName: string | null;
+  respondedAt: Iso | null;
+  expiresAt: Iso | null;
+  createdAt: Iso | null;
+  sequence: number | null;
+}
+
+export interface Artifact {
+  id: string;
+  taskId: string | null;
+  conversationId: string | null;
+  name: string;
+  url: string;
+  mimeType: string | null;
+  summary: string | null;
+  createdBy: string | null;
+  createdAt: Iso | null;
+}
+
+/** A recorded event as people's apps see it (downlink.for_person): an envelope plus actor. */
+export interface HubEvent {
+  id: string;
+  type: string;
+  version: string;
+  occurredAt: Iso;
+  workspaceId: string;
+  conversationId?: string | null;
+  taskId?: string | null;
+  sequence?: number | null;
+  correlationId?: string | null;
+  payload: Record<string, unknown>;
+  actor?: string | null;
+}
+
+export interface MessagesPage {
+  messages: Message[];
+  hasMore: boolean;
+  tasks: Task[];
+  interactions: Interaction[];
+  artifacts: Artifact[];
+}
+
+export interface PostedMessage {
+  message: Message;
+  taskId: string | null;
+  sequence: number | null;
+  duplicate: boolean;
+}
+
+export interface TaskDetail {
+  task: Task;
+  children: Task[];
+  interactions: Interaction[];
+  artifacts: Artifact[];
+  timeline: HubEvent[];
+}
+
+export interface Inbox {
+  waitingForMe: Interaction[];
+  needsAttention: Task[];
+  recentlyDone: Task[];
+  counts: { waitingForMe: number; needsAttention: number; unread: number };
+}
+
+export type TaskFilter = "all" | "running" | "waiting" | "done";
+
+export interface EventsPage {
+  events: HubEvent[];
+  latestSequence: number;
+}

@@ -1,0 +1,117 @@
+// Agents: who is connected, when they last beat, what they can do; pair a new one.
+
+import type { Agent } from "../../api/types";
+import { useWorkspace } from "../../app/workspace";
+import { Link, navigate, useLocation, withQuery } from "../../lib/router";
+import { useTitle } from "../../lib/useTitle";
+import { useNow } from "../../lib/useNow";
+import { fullTime, relativeTime } from "../../lib/time";
+import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
+import { ConnectAgent } from "./ConnectAgent";
+
+export function AgentsView() {
+  const { agents } = useWorkspace();
+  const loc = useLocation();
+  const connecting = loc.search.get("connect") === "1";
+  useTitle("Agents");
+  useNow(5_000);
+  const setConnecting = (on: boolean) => navigate(withQuery(loc, { connect: on ? "1" : null }), { replace: true });
+  const list = agents.data ?? [];
+  const active = list.filter((a) => a.status !== "revoked");
+  const revoked = list.filter((a) => a.status === "revoked");
+  const online = active.filter((a) => a.online).length;
+
+  return (
+    <div className="page">
+      <header className="page-head page-head-row">
+        <div>
+          <h1>Agents</h1>
+          {agents.data ? (
+            <p className="page-sub">
+              {active.length === 0 ? "No agents paired yet." : `${online} of ${active.length} online`}
+            </p>
+          ) : null}
+        </div>
+        {!connecting ? (
+          <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
+            Connect my agent
+          </Button>
+        ) : null}
+      </header>
+      {connecting ? <ConnectAgent onClose={() => setConnecting(false)} /> : null}
+      {agents.error && !agents.data ? <ErrorBanner error={agents.error} onRetry={agents.reload} /> : null}
+      {!agents.data && !agents.error ? <Loading what="agents" /> : null}
+      {agents.data && active.length === 0 && !connecting ? (
+        <EmptyState
+          icon="agent"
+          title="No agents yet — Connect my agent to pair one"
+          action={
+            <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
+              Connect my agent
+            </Button>
+          }
+        >
+          You get a one-time code and a command to run where your agent lives.
+        </EmptyState>
+      ) : null}
+      {active.length > 0 ? (
+        <ul className="agent-grid" aria-label="Agents">
+          {active.map((a) => (
+            <AgentCard key={a.id} agent={a} />
+          ))}
+        </ul>
+      ) : null}
+      {revoked.length > 0 ? (
+        <section className="revoked" aria-labelledby="revoked-title">
+          <h2 id="revoked-title" className="section-title">
+            Revoked
+          </h2>
+          <ul className="agent-grid">
+            {revoked.map((a) => (
+              <AgentCard key={a.id} agent={a} />
+            ))}
+          </ul>
+        </section>
+      ) : null}
+    </div>
+  );
+}
+
+function AgentCard({ agent }: { agent: Agent }) {
+  return (
+    <li className={`agent-card agent-${agent.status}`} data-agent-id={agent.id}>
+      <div className="agent-card-head">
+        <span className="agent-avatar" aria-hidden="true">
+          <Icon name="agent" size={20} />
+        </span>
+        <Link to={`/agents/${agent.id}`} className="agent-name">
+          {agent.name}
+        </Link>
+        <AgentStatusPill agent={agent} />
+      </div>
+      <dl className="agent-facts">
+        <div>
+          <dt>Last heartbeat</dt>
+          <dd title={fullTime(agent.lastHeartbeatAt)}>{relativeTime(agent.lastHeartbeatAt)}</dd>
+        </div>
+        <div>
+          <dt>Runtime</dt>
+          <dd>
+            {[agent.runtime, agent.version].filter(Boolean).join(" · ") || "unknown"}
+          </dd>
+        </div>
+      </dl>
+      {agent.capabilities.length > 0 ? (
+        <ul className="chips" aria-label="Capabilities">
+          {agent.capabilities.map((c) => (
+            <li key={c} className="chip">
+              {c}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted small">No capabilities declared yet.</p>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,136 @@
+// "Connect my agent": a one-time pairing code, its countdown, and the command to run.
+
+import { useCallback, useEffect, useRef, useState } from "react";
+import { ApiError } from "../../api/client";
+import type { PairingCode } from "../../api/types";
+import { useWorkspace } from "../../app/workspace";
+import { useHubEvents } from "../../realtime/RealtimeProvider";
+import { countdown } from "../../lib/time";
+import { useNow } from "../../lib/useNow";
+import { Banner, Button, Card, CopyButton, Icon, Spinner } from "../../ui";
+
+type Phase =
+  | { kind: "loading" }
+  | { kind: "error"; error: ApiError }
+  | { kind: "ready"; code: PairingCode; issuedAt: number };
+
+export function ConnectAgent({ onClose }: { onClose: () => void }) {
+  const { api } = useWorkspace();
+  const [phase, setPhase] = useState<Phase>({ kind: "loading" });
+  const [paired, setPaired] = useState<{ id: string; name: string; connected: boolean } | null>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const now = useNow(1000);
+
+  const issue = useCallback(async () => {
+    setPhase({ kind: "loading" });
+    setPaired(null);
+    try {
+      const code = await api.createPairingCode();
+      setPhase({ kind: "ready", code, issuedAt: Date.now() });
+    } catch (err) {
+      setPhase({ kind: "error", error: err as ApiError });
+    }
+  }, [api]);
+
+  useEffect(() => {
+    void issue();
+    headingRef.current?.focus();
+  }, [issue]);
+
+  useHubEvents((event) => {
+    const p = event.payload as { agentId?: string; name?: string };
+    if (event.type === "agent.paired" && p.agentId) setPaired({ id: p.agentId, name: p.name ?? "Your agent", connected: false });
+    if (event.type === "agent.connected" && paired && p.agentId === paired.id) setPaired({ ...paired, connected: true });
+  });
+
+  let body;
+  if (phase.kind === "loading") body = <Spinner label="Making a pairing code…" />;
+  else if (phase.kind === "error")
+    body = (
+      <Banner tone="danger" title="Could not make a pairing code" action={<Button size="sm" onClick={issue}>Try again</Button>}>
+        {phase.error.message}
+      </Banner>
+    );
+  else {
+    const { code } = phase;
+    // The hub's expiresAt, measured against our clock via the time-to-live it also sends.
+    const deadline = phase.issuedAt + code.expiresInSeconds * 1000;
+    const left = deadline - now.getTime();
+    const expired = left <= 0 && !paired;
+    body = (
+      <>
+        <ol className="steps">
+          <li>
+            <p className="step-title">Run this on the machine where your agent runs</p>
+            <div className="command">
+              <code data-testid="pairing-command">{code.command}</code>
+              <CopyButton text={code.command} what="command" />
+            </div>
+            <p className="muted small">
+              Using the Python SDK instead? <code className="inline-code">{code.sdkCommand}</code>
+            </p>
+          </li>
+          <li>
+            <p className="step-title">Or enter this one-time code in your adapter</p>
+            <div className="pair-code-row">
+              <code className={`pair-code${expired ? " is-expired" : ""}`} data-testid="pairing-code" aria-label={`Pairing code ${code.code.split("").join(" ")}`}>
+                {code.code}
+              </code>
+              <CopyButton text={code.code} what="pairing code" />
+            </div>
+            <p className="countdown" aria-live="off">
+              <Icon name="clock" size={15} />
+              {expired ? (
+                <span>This code has expired.</span>
+              ) : (
+                <span>
+                  Expires in <strong data-testid="pairing-countdown">{countdown(left)}</strong> — single use
+                </span>
+              )}
+            </p>
+            <span className="sr-only" aria-live="polite">
+              {expired ? "The pairing code expired." : left < 60_000 ? "Less than a minute left on the pairing code." : ""}
+            </span>
+          </li>
+        </ol>
+        {paired ? (
+          <Banner tone="success" title={paired.connected ? `${paired.name} is connected` : `${paired.name} paired`}>
+            {paired.connected ? "It can take tasks now." : "Waiting for it to connect…"}
+          </Banner>
+        ) : expired ? (
+          <Banner tone="warning" title="The code expired" action={<Button size="sm" onClick={issue}>New code</Button>}>
+            Codes last {Math.round(code.expiresInSeconds / 60)} minutes and work once.
+          </Banner>
+        ) : (
+          <p className="waiting-line" role="status">
+            <Spinner size={14} /> Waiting for your agent to connect…
+          </p>
+        )}
+      </>
+    );
+  }
+
+  return (
+    <Card className="connect" aria-labelledby="connect-title">
+      <div className="card-head">
+        <h2 id="connect-title" className="card-title" tabIndex={-1} ref={headingRef}>
+          Connect my agent
+        </h2>
+        <button type="button" className="icon-btn" onClick={onClose} aria-label="Close connect my agent">
+          <Icon name="close" />
+        </button>
+      </div>
+      <p className="muted">
+        Adapter: <strong>Generic SDK</strong>. Your agent connects out to this hub — no port to open on its machine.
+      </p>
+      {body}
+      {paired?.connected ? (
+        <div className="button-row">
+          <Button variant="primary" onClick={onClose}>
+            Done
+          </Button>
+        </div>
+      ) : null}
+    </Card>
+  );
+}

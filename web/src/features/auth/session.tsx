@@ -1,0 +1,131 @@
+// Who is signed in, and which workspace is open.
+
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { AccountApi, WorkspaceApi } from "../../api/hub";
+import { ApiError, Transport } from "../../api/client";
+import type { Me, User, Workspace } from "../../api/types";
+
+const WORKSPACE_KEY = "lineup.workspace";
+
+export type SessionState =
+  | { status: "loading" }
+  | { status: "signedOut"; reason?: "expired" | "signedOut" }
+  | { status: "error"; error: ApiError }
+  | { status: "signedIn"; user: User; workspaces: Workspace[]; workspaceId: string | null };
+
+export interface Session {
+  state: SessionState;
+  transport: Transport;
+  accounts: AccountApi;
+  signIn(email: string, password: string): Promise<void>;
+  signUp(body: { email: string; password: string; displayName: string; workspaceName: string }): Promise<void>;
+  signOut(): Promise<void>;
+  createWorkspace(name: string): Promise<void>;
+  selectWorkspace(id: string): void;
+  refresh(): Promise<void>;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error("useSession outside SessionProvider");
+  return session;
+}
+
+function pickWorkspace(me: Me, preferred?: string | null): string | null {
+  const ids = me.workspaces.map((w) => w.id);
+  const saved = preferred ?? safeGet(WORKSPACE_KEY);
+  if (saved && ids.includes(saved)) return saved;
+  return ids[0] ?? null;
+}
+
+export function SessionProvider({ children, transport: given }: { children: ReactNode; transport?: Transport }) {
+  const transport = useMemo(() => given ?? new Transport(), [given]);
+  const accounts = useMemo(() => new AccountApi(transport), [transport]);
+  const [state, setState] = useState<SessionState>({ status: "loading" });
+
+  const adopt = useCallback((me: Me, preferred?: string | null) => {
+    const workspaceId = pickWorkspace(me, preferred);
+    if (workspaceId) safeSet(WORKSPACE_KEY, workspaceId);
+    setState({ status: "signedIn", user: me.user, workspaces: me.workspaces, workspaceId });
+  }, []);
+
+  const refresh = useCallback(async () => {
+    try {
+      adopt(await accounts.me());
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "unauthenticated") {
+        setState({ status: "signedOut" });
+      } else {
+        setState({ status: "error", error: err as ApiError });
+      }
+    }
+  }, [accounts, adopt]);
+
+  useEffect(() => {
+    transport.onUnauthenticated = () =>
+      setState((s) => (s.status === "signedIn" ? { status: "signedOut", reason: "expired" } : s));
+    void refresh();
+    return () => {
+      transport.onUnauthenticated = null;
+    };
+  }, [transport, refresh]);
+
+  const session = useMemo<Session>(
+    () => ({
+      state,
+      transport,
+      accounts,
+      async signIn(email, password) {
+        const me = await accounts.signIn({ email, password });
+        adopt(me);
+      },
+      async signUp(body) {
+        const me = await accounts.signUp(body);
+        adopt(me, me.workspaceId);
+      },
+      async signOut() {
+        try {
+          await accounts.signOut();
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === "unauthenticated")) throw err;
+        }
+        setState({ status: "signedOut", reason: "signedOut" });
+      },
+      async createWorkspace(name) {
+        const created = await accounts.createWorkspace(name);
+        adopt(await accounts.me(), created.id);
+      },
+      selectWorkspace(id) {
+        safeSet(WORKSPACE_KEY, id);
+        setState((s) => (s.status === "signedIn" ? { ...s, workspaceId: id } : s));
+      },
+      refresh,
+    }),
+    [state, transport, accounts, adopt, refresh],
+  );
+
+  return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;
+}
+
+/** The workspace API for the open workspace (stable while it stays open). */
+export function useWorkspaceApi(transport: Transport, workspaceId: string): WorkspaceApi {
+  return useMemo(() => new WorkspaceApi(transport, workspaceId), [transport, workspaceId]);
+}
+
+function safeGet(key: string): string | null {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function safeSet(key: string, value: string): void {
+  try {
+    localStorage.setItem(key, value);
+  } catch {
+    /* private mode */
+  }
+}

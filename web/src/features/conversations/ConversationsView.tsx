@@ -1,0 +1,154 @@
+// Conversations: the list, and a form to start one with some agents.
+
+import { useId, useState, type FormEvent } from "react";
+import { ApiError, newIdempotencyKey } from "../../api/client";
+import { useWorkspace } from "../../app/workspace";
+import { Link, navigate, useLocation } from "../../lib/router";
+import { useResource } from "../../lib/useResource";
+import { useTitle } from "../../lib/useTitle";
+import { relativeTime, fullTime } from "../../lib/time";
+import { Button, Card, EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
+
+export function ConversationsView() {
+  const { api, agentName } = useWorkspace();
+  const loc = useLocation();
+  const [creating, setCreating] = useState(loc.search.get("new") === "1");
+  useTitle("Conversations");
+  const list = useResource(() => api.conversations().then((r) => r.conversations), [api], {
+    refreshOn: (e) => e.type === "conversation.created" || e.type === "message.created",
+  });
+
+  return (
+    <div className="page">
+      <header className="page-head page-head-row">
+        <h1>Conversations</h1>
+        {!creating ? (
+          <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
+            New conversation
+          </Button>
+        ) : null}
+      </header>
+      {creating ? <NewConversation onCancel={() => setCreating(false)} /> : null}
+      {list.error && !list.data ? <ErrorBanner error={list.error} onRetry={list.reload} /> : null}
+      {!list.data && !list.error ? <Loading what="conversations" /> : null}
+      {list.data && list.data.length === 0 && !creating ? (
+        <EmptyState
+          icon="chat"
+          title="No conversations yet"
+          action={
+            <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
+              New conversation
+            </Button>
+          }
+        >
+          Start one with an agent to ask for something; tick “Track as task” to follow it as a task.
+        </EmptyState>
+      ) : null}
+      {list.data && list.data.length > 0 ? (
+        <ul className="conv-list">
+          {list.data.map((c) => (
+            <li key={c.id}>
+              <Link to={`/conversations/${c.id}`} className="conv-row">
+                <span className="conv-icon">
+                  <Icon name="chat" size={18} />
+                </span>
+                <span className="conv-main">
+                  <span className="conv-title">{c.title}</span>
+                  <span className="conv-agents">
+                    {c.agentIds.length === 0 ? "No agents" : c.agentIds.map((id) => agentName(id)).join(", ")}
+                  </span>
+                </span>
+                <span className="conv-time" title={fullTime(c.updatedAt)}>
+                  {relativeTime(c.updatedAt)}
+                </span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+function NewConversation({ onCancel }: { onCancel: () => void }) {
+  const { api, agents } = useWorkspace();
+  const live = (agents.data ?? []).filter((a) => a.status !== "revoked");
+  const [title, setTitle] = useState("");
+  const [picked, setPicked] = useState<string[] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [key] = useState(newIdempotencyKey);
+  const titleId = useId();
+  const chosen = picked ?? (live.length === 1 ? [live[0]!.id] : []);
+
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    if (!title.trim()) {
+      setError("Give the conversation a title, like “Website redesign”.");
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const created = await api.createConversation(title.trim(), chosen, key);
+      navigate(`/conversations/${created.id}`);
+    } catch (err) {
+      setError((err as ApiError).message);
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Card className="new-conv">
+      <form onSubmit={create} noValidate>
+        <h2 className="card-title">New conversation</h2>
+        <div className="field">
+          <label htmlFor={titleId}>Title</label>
+          <input
+            id={titleId}
+            value={title}
+            onChange={(e) => setTitle(e.target.value)}
+            placeholder="Website redesign"
+            autoFocus
+            maxLength={500}
+          />
+        </div>
+        <fieldset className="checks">
+          <legend>Agents in this conversation</legend>
+          {live.length === 0 ? (
+            <p className="muted">
+              No agents yet. <Link to="/agents?connect=1">Connect my agent</Link> first to give it work.
+            </p>
+          ) : (
+            live.map((a) => (
+              <label key={a.id} className="check">
+                <input
+                  type="checkbox"
+                  checked={chosen.includes(a.id)}
+                  onChange={(e) =>
+                    setPicked(e.target.checked ? [...chosen, a.id] : chosen.filter((x) => x !== a.id))
+                  }
+                />
+                <span>{a.name}</span>
+                <span className="muted">{a.online ? "online" : "offline"}</span>
+              </label>
+            ))
+          )}
+        </fieldset>
+        {error ? (
+          <p className="field-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <div className="button-row">
+          <Button type="submit" variant="primary" busy={busy}>
+            {busy ? "Creating…" : "Create conversation"}
+          </Button>
+          <Button variant="ghost" onClick={onCancel} disabled={busy}>
+            Cancel
+          </Button>
+        </div>
+      </form>
+    </Card>
+  );
+}

@@ -1,0 +1,80 @@
+import { useId, useRef, useState } from "react";
+import { Button, Icon } from "../../ui";
+import type { ActionProps } from "./InteractionCard";
+
+/** The content to check, its attachments, then Approve / Request changes (needs a comment). */
+export function ReviewActions({ interaction, busy, pending, submit }: ActionProps) {
+  const request = interaction.request;
+  const [comment, setComment] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const commentId = useId();
+  const errorId = useId();
+  const ref = useRef<HTMLTextAreaElement>(null);
+
+  function approve() {
+    setError(null);
+    const text = comment.trim();
+    submit(text ? { optionId: "approve", text } : { optionId: "approve" });
+  }
+
+  function requestChanges() {
+    const text = comment.trim();
+    if (!text) {
+      setError("Say what should change: requesting changes needs a comment.");
+      ref.current?.focus();
+      return;
+    }
+    setError(null);
+    submit({ optionId: "request_changes", text });
+  }
+
+  return (
+    <div className="actions-block">
+      {request.content ? (
+        <div className="review-content" tabIndex={0} role="region" aria-label="Content to review">
+          {request.content}
+        </div>
+      ) : null}
+      {request.attachments && request.attachments.length > 0 ? (
+        <ul className="attachment-list">
+          {request.attachments.map((a) => (
+            <li key={a.url}>
+              <a href={a.url} target="_blank" rel="noreferrer noopener">
+                <Icon name="file" size={15} /> {a.name}
+              </a>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <div className="field">
+        <label htmlFor={commentId}>Comment (required to request changes)</label>
+        <textarea
+          id={commentId}
+          ref={ref}
+          rows={2}
+          value={comment}
+          disabled={busy}
+          onChange={(e) => {
+            setComment(e.target.value);
+            if (error) setError(null);
+          }}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? errorId : undefined}
+        />
+        {error ? (
+          <p id={errorId} className="field-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+      </div>
+      <div className="button-row">
+        <Button variant="primary" busy={busy && pending?.optionId === "approve"} disabled={busy} onClick={approve}>
+          Approve
+        </Button>
+        <Button busy={busy && pending?.optionId === "request_changes"} disabled={busy} onClick={requestChanges}>
+          Request changes
+        </Button>
+      </div>
+    </div>
+  );
+}

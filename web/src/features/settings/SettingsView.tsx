@@ -1,0 +1,128 @@
+// Settings: profile, workspace, appearance, notifications (not built yet), sign out.
+
+import { useId, useState } from "react";
+import { useWorkspace } from "../../app/workspace";
+import { useSession } from "../auth/session";
+import { applyTheme, savedTheme, type ThemeChoice } from "../../lib/theme";
+import { useTitle } from "../../lib/useTitle";
+import { Button, Card, Icon } from "../../ui";
+import { ApiError } from "../../api/client";
+
+export function SettingsView() {
+  const { user, workspace } = useWorkspace();
+  const session = useSession();
+  const [theme, setTheme] = useState<ThemeChoice>(savedTheme);
+  const [signingOut, setSigningOut] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const themeName = useId();
+  useTitle("Settings");
+  const workspaces = session.state.status === "signedIn" ? session.state.workspaces : [];
+
+  function choose(t: ThemeChoice) {
+    setTheme(t);
+    applyTheme(t);
+  }
+
+  async function signOut() {
+    setSigningOut(true);
+    setError(null);
+    try {
+      await session.signOut();
+    } catch (err) {
+      setError((err as ApiError).message);
+      setSigningOut(false);
+    }
+  }
+
+  return (
+    <div className="page settings">
+      <header className="page-head">
+        <h1>Settings</h1>
+      </header>
+
+      <Card>
+        <h2 className="card-title">Profile</h2>
+        <dl className="kv">
+          <div className="kv-row">
+            <dt>Display name</dt>
+            <dd>{user.displayName || "—"}</dd>
+          </div>
+          <div className="kv-row">
+            <dt>Email</dt>
+            <dd>{user.email}</dd>
+          </div>
+        </dl>
+      </Card>
+
+      <Card>
+        <h2 className="card-title">Workspace</h2>
+        <dl className="kv">
+          <div className="kv-row">
+            <dt>Name</dt>
+            <dd>{workspace.name}</dd>
+          </div>
+          <div className="kv-row">
+            <dt>Your role</dt>
+            <dd>{workspace.role}</dd>
+          </div>
+        </dl>
+        {workspaces.length > 1 ? (
+          <div className="field">
+            <label htmlFor="ws-switch">Open another workspace</label>
+            <select id="ws-switch" value={workspace.id} onChange={(e) => session.selectWorkspace(e.target.value)}>
+              {workspaces.map((w) => (
+                <option key={w.id} value={w.id}>
+                  {w.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        ) : null}
+      </Card>
+
+      <Card>
+        <h2 className="card-title">Appearance</h2>
+        <fieldset className="segmented">
+          <legend>Theme</legend>
+          {(
+            [
+              ["system", "Match system", "settings"],
+              ["light", "Light", "sun"],
+              ["dark", "Dark", "moon"],
+            ] as const
+          ).map(([value, label, icon]) => (
+            <label key={value} className={`segment${theme === value ? " is-on" : ""}`}>
+              <input type="radio" name={themeName} value={value} checked={theme === value} onChange={() => choose(value)} />
+              <Icon name={icon} size={16} />
+              {label}
+            </label>
+          ))}
+        </fieldset>
+      </Card>
+
+      <Card>
+        <h2 className="card-title">Notifications</h2>
+        <p className="coming-soon">
+          <span className="badge badge-neutral">Coming soon</span>
+          <span>
+            Notification preferences are not built into the hub yet. For now, keep LineUp open (or installed on your
+            phone's home screen): the inbox count in the top bar shows what waits for you.
+          </span>
+        </p>
+      </Card>
+
+      <Card>
+        <h2 className="card-title">Session</h2>
+        <p className="muted">Signed in as {user.email}.</p>
+        <Button icon="signOut" busy={signingOut} onClick={signOut}>
+          {signingOut ? "Signing out…" : "Sign out"}
+        </Button>
+        {error ? (
+          <p className="field-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+      </Card>
+    </div>
+  );
+}

@@ -1,0 +1,303 @@
+// A task's detail: status, progress, summary, children, decisions, artifacts and timeline.
+
+import { useMemo, useState } from "react";
+import { ApiError, newIdempotencyKey } from "../../api/client";
+import type { HubEvent, InteractionRequest, TaskDetail as Detail } from "../../api/types";
+import { useWorkspace } from "../../app/workspace";
+import { useResource } from "../../lib/useResource";
+import { fullTime, clockTime, relativeTime } from "../../lib/time";
+import { useNow } from "../../lib/useNow";
+import { Link, useLocation, withQuery } from "../../lib/router";
+import {
+  AgentStatusPill,
+  Banner,
+  Button,
+  ErrorBanner,
+  Icon,
+  Loading,
+  ProgressBar,
+  StatusPill,
+  TaskStatusPill,
+  TASK_STATUS,
+} from "../../ui";
+import { InteractionCard } from "../interactions/InteractionCard";
+import { describeEvent } from "./timeline";
+
+const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
+
+export function TaskDetailView({ taskId, headingId }: { taskId: string; headingId?: string }) {
+  const { api, agents, actorName } = useWorkspace();
+  const [childIds, setChildIds] = useState<string[]>([]);
+  const detail = useResource<Detail>(
+    () =>
+      api.task(taskId).then((d) => {
+        setChildIds(d.children.map((c) => c.id));
+        return d;
+      }),
+    [api, taskId],
+    {
+      refreshOn: (e: HubEvent) =>
+        e.taskId === taskId ||
+        (e.taskId != null && childIds.includes(e.taskId)) ||
+        e.payload.parentTaskId === taskId ||
+        e.type === "agent.status_changed" ||
+        e.type === "agent.connected" ||
+        e.type === "agent.revoked",
+    },
+  );
+  useNow(30_000);
+
+  if (!detail.data) {
+    if (detail.error)
+      return (
+        <div className="detail-pad">
+          <ErrorBanner error={detail.error} onRetry={detail.reload} />
+        </div>
+      );
+    return <Loading what="task" />;
+  }
+  const { task, children, interactions, artifacts, timeline } = detail.data;
+  const agent = agents.data?.find((a) => a.id === task.targetAgentId);
+  const active = ACTIVE.has(task.status);
+  const waiting = interactions.filter((i) => i.status === "requested");
+  const decided = interactions.filter((i) => i.status !== "requested");
+
+  return (
+    <div className="task-detail" data-task-id={task.id} data-status={task.status}>
+      <header className="td-head">
+        <h2 id={headingId} className="td-title">
+          {task.title}
+        </h2>
+        <div className="td-status">
+          <TaskStatusPill task={task} />
+          {/* The pill shows a lost connection first; a pending cancel must not hide behind it. */}
+          {active && task.agentConnectionLost && task.cancelRequested ? (
+            <StatusPill tone="waiting" icon="stopCircle" label="Cancel requested" />
+          ) : null}
+        </div>
+        <ProgressBar value={task.progress} label="Task progress" />
+        {task.summary ? <p className="td-summary">{task.summary}</p> : null}
+      </header>
+
+      {task.agentConnectionLost && active ? (
+        <Banner tone="danger" icon="plugOff" title="Agent connection lost" live="polite">
+          Last heartbeat {task.lastHeartbeatAt ? `${clockTime(task.lastHeartbeatAt)} (${relativeTime(task.lastHeartbeatAt)})` : "unknown"}.
+          The task waits for the agent to reconnect; if it does not come back in time, the task fails.
+        </Banner>
+      ) : null}
+      {task.cancelRequested && active ? (
+        <Banner tone="warning" icon="stopCircle" title="Cancel requested">
+          The agent has been asked to stop. The task ends when the agent confirms.
+        </Banner>
+      ) : null}
+      {task.status === "failed" ? (
+        <Banner tone="danger" title="This task failed">
+          {task.error === "agent_unreachable"
+            ? "The agent did not come back within the grace period."
+            : (task.error ?? "The agent reported a failure.")}
+        </Banner>
+      ) : null}
+
+      <dl className="td-facts">
+        <div>
+          <dt>Agent</dt>
+          <dd>
+            {agent ? (
+              <>
+                <Link to={`/agents/${agent.id}`}>{agent.name}</Link> <AgentStatusPill agent={agent} />
+              </>
+            ) : (
+              "—"
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{fullTime(task.createdAt)}</dd>
+        </div>
+        <div>
+          <dt>Updated</dt>
+          <dd>{relativeTime(task.updatedAt)}</dd>
+        </div>
+        {task.parentTaskId ? (
+          <div>
+            <dt>Part of</dt>
+            <dd>
+              <ParentLink id={task.parentTaskId} />
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+
+      {active ? <CancelTask taskId={task.id} requested={task.cancelRequested} onDone={detail.reload} /> : null}
+
+      {waiting.length > 0 ? (
+        <section className="td-section" aria-labelledby={`${task.id}-waiting`}>
+          <h3 id={`${task.id}-waiting`} className="td-h">
+            Waiting for you
+          </h3>
+          <div className="stack">
+            {waiting.map((i) => (
+              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} headingLevel={4} onAnswered={detail.reload} />
+            ))}
+          </div>
+        </section>
+      ) : null}
+
+      <section className="td-section" aria-labelledby={`${task.id}-children`}>
+        <h3 id={`${task.id}-children`} className="td-h">
+          Child tasks
+        </h3>
+        {children.length === 0 ? (
+          <p className="muted">No child tasks.</p>
+        ) : (
+          <ul className="child-list">
+            {children.map((c) => {
+              const s = TASK_STATUS[c.status];
+              return (
+                <li key={c.id} className={`child child-${s.tone}`} data-task-id={c.id}>
+                  <ChildLink id={c.id} title={c.title} />
+                  <TaskStatusPill task={c} />
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </section>
+
+      <section className="td-section" aria-labelledby={`${task.id}-artifacts`}>
+        <h3 id={`${task.id}-artifacts`} className="td-h">
+          Artifacts
+        </h3>
+        {artifacts.length === 0 ? (
+          <p className="muted">Nothing produced yet.</p>
+        ) : (
+          <ul className="artifact-list">
+            {artifacts.map((a) => (
+              <li key={a.id}>
+                <a className="artifact" href={a.url} target="_blank" rel="noreferrer noopener">
+                  <Icon name="file" size={16} />
+                  <span className="artifact-name">{a.name}</span>
+                  {a.summary ? <span className="artifact-summary">{a.summary}</span> : null}
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      {decided.length > 0 ? (
+        <section className="td-section" aria-labelledby={`${task.id}-decisions`}>
+          <h3 id={`${task.id}-decisions`} className="td-h">
+            Decisions
+          </h3>
+          <div className="stack">
+            {decided.map((i) => (
+              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} headingLevel={4} />
+            ))}
+          </div>
+        </section>
+      ) : null}
+
+      <section className="td-section" aria-labelledby={`${task.id}-timeline`}>
+        <h3 id={`${task.id}-timeline`} className="td-h">
+          Timeline
+        </h3>
+        <Timeline events={timeline} actorName={actorName} requests={interactions.map((i) => i.request)} />
+      </section>
+    </div>
+  );
+}
+
+export function Timeline({
+  events,
+  actorName,
+  requests = [],
+}: {
+  events: HubEvent[];
+  actorName: (actor: string | null | undefined) => string;
+  requests?: InteractionRequest[];
+}) {
+  const byId = useMemo(() => new Map(requests.map((r) => [r.id, r])), [requests]);
+  if (events.length === 0) return <p className="muted">No events yet.</p>;
+  return (
+    <ol className="timeline">
+      {events.map((e) => {
+        const line = describeEvent(e, actorName, byId);
+        return (
+          <li key={e.id} className={`tl tl-${line.tone}`} data-event-type={e.type}>
+            <span className="tl-icon">
+              <Icon name={line.icon} size={14} />
+            </span>
+            <span className="tl-text">{line.text}</span>
+            <time className="tl-time" dateTime={e.occurredAt} title={fullTime(e.occurredAt)}>
+              {clockTime(e.occurredAt)}
+            </time>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function ChildLink({ id, title }: { id: string; title: string }) {
+  const loc = useLocation();
+  return (
+    <Link className="child-title" to={withQuery(loc, { task: id })}>
+      {title}
+    </Link>
+  );
+}
+
+function ParentLink({ id }: { id: string }) {
+  const loc = useLocation();
+  return <Link to={withQuery(loc, { task: id })}>the parent task</Link>;
+}
+
+function CancelTask({ taskId, requested, onDone }: { taskId: string; requested: boolean; onDone: () => void }) {
+  const { api } = useWorkspace();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [key] = useState(newIdempotencyKey);
+  if (requested) return null;
+  async function cancel() {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.cancelTask(taskId, undefined, key);
+      setConfirming(false);
+      onDone();
+    } catch (err) {
+      setError(err as ApiError);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div className="td-cancel">
+      {!confirming ? (
+        <Button icon="stopCircle" onClick={() => setConfirming(true)}>
+          Cancel task
+        </Button>
+      ) : (
+        <div className="confirm" role="group" aria-label="Confirm cancel">
+          <p>Ask the agent to stop this task? It ends when the agent confirms.</p>
+          <div className="button-row">
+            <Button variant="danger" busy={busy} onClick={cancel}>
+              {busy ? "Requesting…" : "Yes, cancel task"}
+            </Button>
+            <Button variant="ghost" disabled={busy} onClick={() => setConfirming(false)}>
+              Keep it running
+            </Button>
+          </div>
+        </div>
+      )}
+      {error ? (
+        <p className="field-error" role="alert">
+          {error.message}
+        </p>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,89 @@
+// Tasks: all / running / waiting for me / done and cancelled.
+
+import { useRef, type KeyboardEvent } from "react";
+import type { TaskFilter } from "../../api/types";
+import { useWorkspace } from "../../app/workspace";
+import { navigate, useLocation, withQuery } from "../../lib/router";
+import { useResource } from "../../lib/useResource";
+import { useTitle } from "../../lib/useTitle";
+import { useNow } from "../../lib/useNow";
+import { EmptyState, ErrorBanner, Loading } from "../../ui";
+import { TaskRow } from "./TaskRow";
+
+const TABS: Array<{ id: TaskFilter; label: string; empty: string }> = [
+  { id: "all", label: "All", empty: "No tasks yet. Open a conversation, write what you need and tick “Track as task”." },
+  { id: "running", label: "Running", empty: "Nothing is running right now." },
+  { id: "waiting", label: "Waiting for me", empty: "No task is waiting for you. Nice." },
+  { id: "done", label: "Done & cancelled", empty: "No finished tasks yet." },
+];
+
+export function TasksView() {
+  const loc = useLocation();
+  const { api } = useWorkspace();
+  const current = (TABS.find((t) => t.id === loc.search.get("status"))?.id ?? "all") as TaskFilter;
+  const tabRefs = useRef<Array<HTMLButtonElement | null>>([]);
+  useTitle("Tasks");
+  useNow(30_000);
+  const tasks = useResource(() => api.tasks(current).then((r) => r.tasks), [api, current], {
+    refreshOn: (e) => e.type.startsWith("task.") || e.type.startsWith("interaction.") || e.type.startsWith("agent."),
+  });
+
+  function select(id: TaskFilter, focus = false) {
+    navigate(withQuery(loc, { status: id === "all" ? null : id }), { replace: true });
+    if (focus) tabRefs.current[TABS.findIndex((t) => t.id === id)]?.focus();
+  }
+
+  function onKey(e: KeyboardEvent<HTMLDivElement>) {
+    const i = TABS.findIndex((t) => t.id === current);
+    let next = -1;
+    if (e.key === "ArrowRight") next = (i + 1) % TABS.length;
+    else if (e.key === "ArrowLeft") next = (i - 1 + TABS.length) % TABS.length;
+    else if (e.key === "Home") next = 0;
+    else if (e.key === "End") next = TABS.length - 1;
+    if (next >= 0) {
+      e.preventDefault();
+      select(TABS[next]!.id, true);
+    }
+  }
+
+  const tab = TABS.find((t) => t.id === current)!;
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Tasks</h1>
+      </header>
+      <div className="tabs" role="tablist" aria-label="Filter tasks" onKeyDown={onKey}>
+        {TABS.map((t, i) => (
+          <button
+            key={t.id}
+            ref={(el) => {
+              tabRefs.current[i] = el;
+            }}
+            type="button"
+            role="tab"
+            id={`tab-${t.id}`}
+            aria-selected={t.id === current}
+            aria-controls="task-panel"
+            tabIndex={t.id === current ? 0 : -1}
+            className="tab"
+            onClick={() => select(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div id="task-panel" role="tabpanel" aria-labelledby={`tab-${current}`} className="tab-panel">
+        {tasks.error && !tasks.data ? <ErrorBanner error={tasks.error} onRetry={tasks.reload} /> : null}
+        {!tasks.data && !tasks.error ? <Loading what="tasks" /> : null}
+        {tasks.data && tasks.data.length === 0 ? <EmptyState icon="tasks" title={tab.empty} /> : null}
+        {tasks.data && tasks.data.length > 0 ? (
+          <ul className="task-list" aria-label={`${tab.label} tasks`}>
+            {tasks.data.map((t) => (
+              <TaskRow key={t.id} task={t} />
+            ))}
+          </ul>
+        ) : null}
+      </div>
+    </div>
+  );
+}

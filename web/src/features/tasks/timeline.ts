@@ -1,0 +1,113 @@
+// One human-readable line per recorded event, for task timelines and agent diagnostics.
+
+import type { HubEvent, InteractionRequest, InteractionResponse } from "../../api/types";
+import { taskStatusLabel, type IconName, type Tone } from "../../ui";
+import { describeResponse } from "../interactions/validation";
+import type { TaskStatus } from "../../api/types";
+
+export interface TimelineLine {
+  icon: IconName;
+  tone: Tone;
+  text: string;
+}
+
+const KIND_WORD: Record<string, string> = {
+  approval: "an approval",
+  choice: "a choice",
+  input: "an answer",
+  review: "a review",
+};
+
+function truncate(text: string, n = 90): string {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}
+
+function clock(value: unknown): string | null {
+  const d = typeof value === "number" ? new Date(value) : typeof value === "string" ? new Date(value) : null;
+  if (!d || Number.isNaN(d.getTime())) return null;
+  return d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+export function describeEvent(
+  event: HubEvent,
+  actorName: (actor: string | null | undefined) => string,
+  interactionRequests: Map<string, InteractionRequest> = new Map(),
+): TimelineLine {
+  const p = event.payload as Record<string, unknown>;
+  const who = actorName(event.actor);
+  switch (event.type) {
+    case "task.created":
+      return { icon: "plus", tone: "neutral", text: `${who} created the task “${truncate(String(p.title ?? ""))}”` };
+    case "task.accepted":
+      return { icon: "running", tone: "running", text: `${who} accepted the task` };
+    case "task.status_changed": {
+      const status = String(p.status ?? "") as TaskStatus;
+      const parts = [`${who === "LineUp" ? "LineUp marked it" : `${who} reported`} ${taskStatusLabel(status).toLowerCase()}`];
+      if (typeof p.progress === "number") parts.push(`${p.progress}%`);
+      let text = parts.join(", ");
+      if (typeof p.summary === "string" && p.summary) text += ` — ${truncate(p.summary)}`;
+      if (status === "failed" && typeof p.error === "string" && p.error) {
+        text += p.error === "agent_unreachable" ? " (the agent did not come back in time)" : ` (${truncate(p.error, 120)})`;
+      }
+      const tone: Tone =
+        status === "succeeded" ? "success" : status === "failed" ? "danger" : status === "waiting_for_human" ? "waiting" : "running";
+      const icon: IconName =
+        status === "succeeded" ? "checkCircle" : status === "failed" ? "xCircle" : status === "cancelled" ? "stopCircle" : "running";
+      return { icon, tone, text };
+    }
+    case "task.child_created":
+      return { icon: "tasks", tone: "neutral", text: `${who} added a child task “${truncate(String(p.title ?? ""))}”` };
+    case "task.cancel_requested":
+      return {
+        icon: "stopCircle",
+        tone: "waiting",
+        text: `${who} asked the agent to stop${typeof p.reason === "string" && p.reason ? ` (${truncate(p.reason)})` : ""}`,
+      };
+    case "interaction.requested": {
+      const i = (p.interaction ?? {}) as InteractionRequest;
+      return {
+        icon: "hand",
+        tone: "waiting",
+        text: `${who} asked for ${KIND_WORD[i.type] ?? "a decision"}: “${truncate(i.title ?? "")}”`,
+      };
+    }
+    case "interaction.resolved": {
+      const request = interactionRequests.get(String(p.interactionId));
+      const response = p.response as InteractionResponse | undefined;
+      const name = typeof p.respondedByName === "string" && p.respondedByName ? p.respondedByName : who;
+      const answer = request && response ? describeResponse({ request, response }) : "";
+      return { icon: "checkCircle", tone: "success", text: `${name} answered${answer ? `: ${truncate(answer)}` : ""}` };
+    }
+    case "interaction.expired":
+      return { icon: "clock", tone: "neutral", text: "A request expired without an answer" };
+    case "interaction.cancelled":
+      return { icon: "stopCircle", tone: "neutral", text: "The agent withdrew a request" };
+    case "artifact.created":
+      return { icon: "file", tone: "neutral", text: `${who} produced “${truncate(String(p.name ?? "an artifact"))}”` };
+    case "message.created": {
+      const author = (p.author ?? {}) as { name?: string };
+      const name = who === "A teammate" && author.name ? author.name : who;
+      return { icon: "chat", tone: "neutral", text: `${name}: ${truncate(String(p.content ?? ""))}` };
+    }
+    case "agent.paired":
+      return { icon: "key", tone: "neutral", text: `Paired as “${String(p.name ?? "agent")}”` };
+    case "agent.connected": {
+      const bits = [p.runtime, p.agentVersion].filter((x) => typeof x === "string" && x).join(" ");
+      return { icon: "dot", tone: "success", text: `Connected${bits ? ` (${bits})` : ""}` };
+    }
+    case "agent.status_changed": {
+      const status = String(p.status ?? "");
+      const beat = clock(p.lastHeartbeatAt);
+      if (status === "offline")
+        return { icon: "plugOff", tone: "danger", text: `Went offline${beat ? ` — last heartbeat ${beat}` : ""}` };
+      return { icon: "dot", tone: status === "online" ? "success" : "neutral", text: `Status: ${status}` };
+    }
+    case "agent.renamed":
+      return { icon: "pencil", tone: "neutral", text: `${who} renamed it “${String(p.name ?? "")}”` };
+    case "agent.revoked":
+      return { icon: "xCircle", tone: "neutral", text: `${who} revoked its access` };
+    default:
+      return { icon: "info", tone: "neutral", text: event.type };
+  }
+}

@@ -1,0 +1,21 @@
+export { Icon, type IconName } from "./Icon";
+export { Button, type ButtonProps } from "./Button";
+export { Spinner, Loading } from "./Spinner";
+export { Card } from "./Card";
+export { Badge, CountBadge } from "./Badge";
+export { EmptyState } from "./EmptyState";
+export { Banner, ErrorBanner } from "./Banner";
+export { ProgressBar } from "./ProgressBar";
+export {
+  StatusPill,
+  TaskStatusPill,
+  AgentStatusPill,
+  InteractionStatusPill,
+  RiskPill,
+  TASK_STATUS,
+  taskStatusLabel,
+  agentState,
+  type Tone,
+} from "./StatusPill";
+export { Drawer, useFocusTrap } from "./Drawer";
+export { CopyButton, copyText } from "./CopyButton";
