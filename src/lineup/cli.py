@@ -77,18 +77,9 @@ def _cmd_pair(args: argparse.Namespace) -> int:
 
 
 def _add_hub_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    try:
-        from lineup.hub.cli import add_commands
-    except ImportError:
-        serve = commands.add_parser("serve", help="start the hub (not built yet)")
-        serve.set_defaults(func=_hub_missing)
-        return
+    from lineup.hub.cli import add_commands
+
     add_commands(commands)
-
-
-def _hub_missing(_: argparse.Namespace) -> int:
-    print("The LineUp hub is not built yet in this version; nothing to serve.")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
