@@ -197,7 +197,12 @@ async def main() -> None:
     parser.add_argument("--rates", default="100,1000")
     args = parser.parse_args()
     label = "PostgreSQL" if args.database_url else "SQLite"
-    async with running_hub(args.database_url, LINEUP_HEARTBEAT_INTERVAL="60") as hub:
+    # Pairing --idle agents from one address would trip the per-IP pairing limit (10/min).
+    async with running_hub(
+        args.database_url,
+        LINEUP_HEARTBEAT_INTERVAL="60",
+        LINEUP_PAIRING_ATTEMPTS_PER_IP=str(args.idle + 100),
+    ) as hub:
         rate = await throughput(hub, args.seconds)
         print(f"[{label}] durable events/s (4 agents, window 256): {rate:,.0f}")
         for r in [int(x) for x in args.rates.split(",")]:

@@ -1,4 +1,3 @@
 """LineUp: see and steer the AI agents you already run."""
 
 __version__ = "0.1.0"
-

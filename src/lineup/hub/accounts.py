@@ -16,7 +16,7 @@ from lineup.hub.security import hash_password, new_token, token_hash, verify_pas
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
 from lineup.protocol.ids import new_id
-from lineup.store import SessionRecord, User
+from lineup.store import Reader, SessionRecord, User
 from lineup.store import auth as store_auth
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -48,15 +48,15 @@ def check_password(password: str) -> None:
         raise InvalidArgument("That password is too long.", details={"field": "password"})
 
 
-async def create_workspace(w: Writing, user: User, name: str, role: str = "owner") -> str:
+def create_workspace(w: Writing, user: User, name: str, role: str = "owner") -> str:
     workspace_id = new_id("ws")
-    await w.append(
+    w.append(
         workspace_id,
         "workspace.created",
         {"workspaceId": workspace_id, "name": name, "ownerUserId": user.id},
         actor=f"user:{user.id}",
     )
-    await w.append(
+    w.append(
         workspace_id,
         "member.joined",
         {"userId": user.id, "email": user.email, "displayName": user.display_name, "role": role},
@@ -74,15 +74,15 @@ async def sign_up(
     name = display_name.strip() or clean_email.split("@")[0]
     password_hash = hash_password(password)
 
-    async def job(w: Writing) -> tuple[User, str]:
-        if await w.read.get_user_by_email(clean_email) is not None:
+    def job(w: Writing) -> tuple[User, str]:
+        if w.read.get_user_by_email(clean_email) is not None:
             raise Conflict(
                 "An account with this email already exists; sign in instead.",
                 details={"field": "email"},
             )
         user = User(id=new_id("user"), email=clean_email, display_name=name, created_at=w.now_ms)
-        workspace_id = await create_workspace(w, user, workspace_name or f"{name}'s workspace")
-        await store_auth.set_password_hash(w.connection, user.id, password_hash)
+        workspace_id = create_workspace(w, user, workspace_name or f"{name}'s workspace")
+        store_auth.set_password_hash(w.connection, user.id, password_hash)
         return user, workspace_id
 
     return await hub.recorder.run(job)
@@ -94,11 +94,12 @@ async def sign_in(hub: HubState, email: str, password: str) -> NewSession:
         clean_email = normalise_email(email)
     except InvalidArgument:
         raise failure from None
-    async with hub.store.reader() as read:
-        user = await read.get_user_by_email(clean_email)
-        stored = (
-            None if user is None else await store_auth.get_password_hash(read.connection, user.id)
-        )
+
+    def read(r: Reader) -> tuple[User | None, str | None]:
+        user = r.get_user_by_email(clean_email)
+        return user, None if user is None else store_auth.get_password_hash(r.connection, user.id)
+
+    user, stored = await hub.store.read(read)
     if user is None or stored is None:
         verify_password(_DUMMY_HASH, password)  # same work either way: no user enumeration
         raise failure
@@ -112,7 +113,7 @@ async def start_session(hub: HubState, user: User) -> NewSession:
     csrf = new_token("csrf")
     ttl_ms = int(hub.settings.session_ttl * 1000)
 
-    async def job(w: Writing) -> NewSession:
+    def job(w: Writing) -> NewSession:
         record = SessionRecord(
             id=new_id("sess"),
             token_hash=token_hash(token),
@@ -121,7 +122,7 @@ async def start_session(hub: HubState, user: User) -> NewSession:
             created_at=w.now_ms,
             expires_at=w.now_ms + ttl_ms,
         )
-        await store_auth.insert_session(w.connection, record)
+        store_auth.insert_session(w.connection, record)
         return NewSession(token, csrf, user, record.expires_at)
 
     return await hub.recorder.run(job)
@@ -136,27 +137,29 @@ class SignedIn:
 async def session_user(hub: HubState, token: str | None) -> SignedIn:
     if not token:
         raise Unauthenticated("Sign in to continue.")
-    async with hub.store.reader() as read:
-        session = await store_auth.get_session_by_token_hash(read.connection, token_hash(token))
-        if session is None or session.revoked_at is not None or session.expires_at <= hub.clock():
-            raise Unauthenticated("Your session has ended; sign in again.")
-        user = await read.get_user(session.user_id)
+
+    def read(r: Reader) -> tuple[SessionRecord | None, User | None]:
+        session = store_auth.get_session_by_token_hash(r.connection, token_hash(token))
+        return session, None if session is None else r.get_user(session.user_id)
+
+    session, user = await hub.store.read(read)
+    if session is None or session.revoked_at is not None or session.expires_at <= hub.clock():
+        raise Unauthenticated("Your session has ended; sign in again.")
     if user is None:
         raise Unauthenticated("Your session has ended; sign in again.")
     return SignedIn(session, user)
 
 
 async def sign_out(hub: HubState, session: SessionRecord) -> None:
-    async def job(w: Writing) -> None:
-        await store_auth.revoke_session(w.connection, session.id, w.now_ms)
+    def job(w: Writing) -> None:
+        store_auth.revoke_session(w.connection, session.id, w.now_ms)
 
     await hub.recorder.run(job)
 
 
 async def person_in(hub: HubState, user: User, workspace_id: str) -> Person:
     """The signed-in user acting in ``workspace_id``; a non-member is told nothing about it."""
-    async with hub.store.reader() as read:
-        membership = await read.get_membership(workspace_id, user.id)
+    membership = await hub.store.read(lambda r: r.get_membership(workspace_id, user.id))
     if membership is None:
         raise Forbidden("You are not a member of this workspace.")
     return Person(user.id, user.display_name, workspace_id, membership.role)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -224,16 +224,16 @@ class AgentConnection:
         if handler is None:
             raise InvalidArgument(f"{kind!r} is not handled by this hub yet.")
 
-        async def job(w: Writing) -> Recorded:
-            before = await w.recorded_before(agent.workspace_id, envelope.id)
+        def job(w: Writing) -> Recorded:
+            before = w.recorded_before(agent.workspace_id, envelope.id)
             if before is not None:
                 return Recorded(before)
-            return await handler(w, agent, envelope, payload)
+            return handler(w, agent, envelope, payload)
 
         return await self.hub.recorder.run(job)
 
 
-Handler = Callable[[Writing, AgentIdentity, Envelope, Any], Awaitable[Recorded]]
+Handler = Callable[[Writing, AgentIdentity, Envelope, Any], Recorded]
 
 _HANDLERS: dict[str, Handler] = {
     "task.accepted": lambda w, a, e, p: commands.task_accepted(w, a, e.id, p),

@@ -1,8 +1,8 @@
 """What people and agents can ask the hub to do: each command checks the workspace boundary
 and the domain rules, then records facts as events (seed 001 §7, §10, §11).
 
-Every function runs inside :meth:`Recorder.run`, so its checks and its appends share one
-transaction. A command that would change nothing (the same answer again, a second cancel
+Every function is a synchronous job for :meth:`Recorder.run`, so its checks and its appends
+share one transaction. A command that would change nothing (the same answer again, a second cancel
 request) records nothing and says so.
 """
 
@@ -58,24 +58,22 @@ class Recorded:
 # --- lookups that enforce the workspace boundary -------------------------------------------
 
 
-async def agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
-    agent = await w.read.get_agent(workspace_id, agent_id)
+def agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
+    agent = w.read.get_agent(workspace_id, agent_id)
     if agent is None:
         raise NotFound(f"No agent {agent_id!r} in this workspace.", details={"agentId": agent_id})
     return agent
 
 
-async def live_agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
-    agent = await agent_in(w, workspace_id, agent_id)
+def live_agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
+    agent = agent_in(w, workspace_id, agent_id)
     if agent.status == "revoked":
         raise Conflict(f"Agent {agent.name!r} was revoked; pair it again to give it work.")
     return agent
 
 
-async def conversation_in(
-    w: Writing, workspace_id: str, conversation_id: str
-) -> records.Conversation:
-    conversation = await w.read.get_conversation(workspace_id, conversation_id)
+def conversation_in(w: Writing, workspace_id: str, conversation_id: str) -> records.Conversation:
+    conversation = w.read.get_conversation(workspace_id, conversation_id)
     if conversation is None:
         raise NotFound(
             f"No conversation {conversation_id!r} in this workspace.",
@@ -84,17 +82,17 @@ async def conversation_in(
     return conversation
 
 
-async def task_in(w: Writing, workspace_id: str, task_id: str) -> records.Task:
-    task = await w.read.get_task(workspace_id, task_id)
+def task_in(w: Writing, workspace_id: str, task_id: str) -> records.Task:
+    task = w.read.get_task(workspace_id, task_id)
     if task is None:
         raise NotFound(f"No task {task_id!r} in this workspace.", details={"taskId": task_id})
     return task
 
 
-async def agents_task(w: Writing, agent: AgentIdentity, task_id: str | None) -> records.Task:
+def agents_task(w: Writing, agent: AgentIdentity, task_id: str | None) -> records.Task:
     if not task_id:
         raise InvalidArgument("This event needs the envelope's taskId.")
-    task = await task_in(w, agent.workspace_id, task_id)
+    task = task_in(w, agent.workspace_id, task_id)
     if task.target_agent_id != agent.agent_id:
         raise Forbidden(f"Task {task_id!r} is not assigned to this agent.")
     return task
@@ -103,13 +101,13 @@ async def agents_task(w: Writing, agent: AgentIdentity, task_id: str | None) -> 
 # --- people ------------------------------------------------------------------------------
 
 
-async def create_conversation(
+def create_conversation(
     w: Writing, person: Person, title: str, agent_ids: list[str], *, event_id: str | None = None
 ) -> Recorded:
     for agent_id in agent_ids:
-        await live_agent_in(w, person.workspace_id, agent_id)
+        live_agent_in(w, person.workspace_id, agent_id)
     conversation_id = derived_id("conv", event_id) if event_id else new_id("conv")
-    result = await w.append(
+    result = w.append(
         person.workspace_id,
         "conversation.created",
         {"conversationId": conversation_id, "title": title, "agentIds": list(agent_ids)},
@@ -120,7 +118,7 @@ async def create_conversation(
     return Recorded(result, result.event.payload["conversationId"])
 
 
-async def post_message(
+def post_message(
     w: Writing,
     person: Person,
     conversation_id: str,
@@ -130,10 +128,10 @@ async def post_message(
     event_id: str | None = None,
 ) -> Recorded:
     """A person's message; with ``track_as_task`` the task is created first (seed 001 §7.2)."""
-    conversation = await conversation_in(w, person.workspace_id, conversation_id)
+    conversation = conversation_in(w, person.workspace_id, conversation_id)
     target = message.target_agent_id
     if target is not None:
-        await live_agent_in(w, person.workspace_id, target)
+        live_agent_in(w, person.workspace_id, target)
     elif track_as_task:
         if not conversation.agent_ids:
             raise InvalidArgument("Choose the agent that should work on this task.")
@@ -144,7 +142,7 @@ async def post_message(
         title = message.content.strip().splitlines()[0][:200] if message.content.strip() else ""
         if not title:
             raise InvalidArgument("A tracked task needs some text to say what to do.")
-        task = await create_task(
+        task = create_task(
             w,
             person,
             ev.TaskCreate(title=title, description=message.content, target_agent_id=target),
@@ -168,7 +166,7 @@ async def post_message(
         payload["taskId"] = task_id  # the task carries the text to the agent
     elif target is not None:
         payload["targetAgentId"] = target
-    result = await w.append(
+    result = w.append(
         person.workspace_id,
         "message.created",
         payload,
@@ -180,7 +178,7 @@ async def post_message(
     return Recorded(result, {"messageId": result.event.payload["messageId"], "taskId": task_id})
 
 
-async def create_task(
+def create_task(
     w: Writing,
     person: Person,
     task: ev.TaskCreate,
@@ -188,9 +186,9 @@ async def create_task(
     conversation_id: str | None = None,
     event_id: str | None = None,
 ) -> Recorded:
-    agent = await live_agent_in(w, person.workspace_id, task.target_agent_id)
+    agent = live_agent_in(w, person.workspace_id, task.target_agent_id)
     if conversation_id is None:
-        created = await create_conversation(
+        created = create_conversation(
             w,
             person,
             task.title,
@@ -199,7 +197,7 @@ async def create_task(
         )
         conversation_id = created.value
     else:
-        await conversation_in(w, person.workspace_id, conversation_id)
+        conversation_in(w, person.workspace_id, conversation_id)
     task_id = derived_id("task", event_id) if event_id else new_id("task")
     payload: dict[str, Any] = {
         "taskId": task_id,
@@ -209,7 +207,7 @@ async def create_task(
     }
     if task.description:
         payload["description"] = task.description
-    result = await w.append(
+    result = w.append(
         person.workspace_id,
         "task.created",
         payload,
@@ -221,11 +219,11 @@ async def create_task(
     return Recorded(result, result.event.payload["taskId"])
 
 
-async def request_cancel(
+def request_cancel(
     w: Writing, person: Person, task_id: str, reason: str | None, *, event_id: str | None = None
 ) -> Recorded:
     """Raise the cancel flag; the task ends only when its agent confirms (principle 4)."""
-    task = await task_in(w, person.workspace_id, task_id)
+    task = task_in(w, person.workspace_id, task_id)
     with domain_rules():
         _, changed = domain.request_cancel(task_state(task), reason)
     if not changed:
@@ -233,7 +231,7 @@ async def request_cancel(
     payload: dict[str, Any] = {"taskId": task_id, "targetAgentId": task.target_agent_id}
     if reason:
         payload["reason"] = reason
-    result = await w.append(
+    result = w.append(
         person.workspace_id,
         "task.cancel_requested",
         payload,
@@ -252,7 +250,7 @@ class Expired:
     interaction_id: str
 
 
-async def respond(
+def respond(
     w: Writing,
     person: Person,
     interaction_id: str,
@@ -260,7 +258,7 @@ async def respond(
     *,
     event_id: str | None = None,
 ) -> Recorded:
-    row = await w.read.get_interaction(person.workspace_id, interaction_id)
+    row = w.read.get_interaction(person.workspace_id, interaction_id)
     if row is None:
         raise NotFound(
             f"No interaction {interaction_id!r} in this workspace.",
@@ -268,7 +266,7 @@ async def respond(
         )
     state = interaction_state(row)
     if domain.is_due(state, w.now_ms):
-        result = await expire_interaction(w, row)
+        result = expire_interaction(w, row)
         return Recorded(result, Expired(interaction_id))
     with domain_rules():
         outcome = domain.respond(
@@ -286,7 +284,7 @@ async def respond(
         "respondedAt": w.now_ms,
         "targetAgentId": row.agent_id,
     }
-    result = await w.append(
+    result = w.append(
         person.workspace_id,
         "interaction.resolved",
         payload,
@@ -298,8 +296,8 @@ async def respond(
     return Recorded(result, row)
 
 
-async def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
-    return await w.append(
+def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
+    return w.append(
         row.workspace_id,
         "interaction.expired",
         {"interactionId": row.id, "targetAgentId": row.agent_id},
@@ -313,8 +311,8 @@ async def expire_interaction(w: Writing, row: records.Interaction) -> AppendResu
 # --- agents ------------------------------------------------------------------------------
 
 
-async def agent_connected(w: Writing, agent: AgentIdentity, hello: ev.AgentHello) -> Recorded:
-    await live_agent_in(w, agent.workspace_id, agent.agent_id)
+def agent_connected(w: Writing, agent: AgentIdentity, hello: ev.AgentHello) -> Recorded:
+    live_agent_in(w, agent.workspace_id, agent.agent_id)
     payload: dict[str, Any] = {
         "agentId": agent.agent_id,
         "agentVersion": hello.agent_version,
@@ -323,17 +321,15 @@ async def agent_connected(w: Writing, agent: AgentIdentity, hello: ev.AgentHello
     }
     if hello.tools is not None:
         payload["tools"] = [tool.wire() for tool in hello.tools]
-    result = await w.append(agent.workspace_id, "agent.connected", payload, actor=agent.actor)
+    result = w.append(agent.workspace_id, "agent.connected", payload, actor=agent.actor)
     return Recorded(result)
 
 
-async def agent_went_offline(
-    w: Writing, workspace_id: str, agent_id: str, last_beat_ms: int
-) -> Recorded:
-    row = await w.read.get_agent(workspace_id, agent_id)
+def agent_went_offline(w: Writing, workspace_id: str, agent_id: str, last_beat_ms: int) -> Recorded:
+    row = w.read.get_agent(workspace_id, agent_id)
     if row is None or row.status != "online":
         return Recorded(None)
-    result = await w.append(
+    result = w.append(
         workspace_id,
         "agent.status_changed",
         {"agentId": agent_id, "status": "offline", "lastHeartbeatAt": last_beat_ms},
@@ -342,15 +338,15 @@ async def agent_went_offline(
     return Recorded(result)
 
 
-async def task_accepted(
+def task_accepted(
     w: Writing, agent: AgentIdentity, event_id: str, accepted: ev.TaskAccepted
 ) -> Recorded:
-    task = await agents_task(w, agent, accepted.task_id)
+    task = agents_task(w, agent, accepted.task_id)
     if task.status in ("running", "waiting_for_human"):
         return Recorded(None)  # accepted before; a restarted agent says it again
     with domain_rules():
         domain.transition(task_state(task), domain.TaskStatus.RUNNING)
-    result = await w.append(
+    result = w.append(
         agent.workspace_id,
         "task.accepted",
         {"taskId": task.id},
@@ -362,14 +358,14 @@ async def task_accepted(
     return Recorded(result)
 
 
-async def task_status_changed(
+def task_status_changed(
     w: Writing,
     agent: AgentIdentity,
     event_id: str,
     task_id: str | None,
     change: ev.TaskStatusChanged,
 ) -> Recorded:
-    task = await agents_task(w, agent, task_id)
+    task = agents_task(w, agent, task_id)
     with domain_rules():
         domain.report(
             task_state(task),
@@ -378,7 +374,7 @@ async def task_status_changed(
             summary=change.summary,
             error=change.error,
         )
-    result = await w.append(
+    result = w.append(
         agent.workspace_id,
         "task.status_changed",
         {"taskId": task.id, **change.wire()},
@@ -390,12 +386,12 @@ async def task_status_changed(
     return Recorded(result)
 
 
-async def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None) -> Recorded:
+def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None) -> Recorded:
     """The grace period ran out: the task fails with ``agent_unreachable`` (seed 001 §7.4)."""
-    current = await w.read.get_task(task.workspace_id, task.id)
+    current = w.read.get_task(task.workspace_id, task.id)
     if current is None or current.status not in ("running", "waiting_for_human"):
         return Recorded(None)
-    result = await w.append(
+    result = w.append(
         task.workspace_id,
         "task.status_changed",
         {
@@ -413,17 +409,17 @@ async def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int 
     return Recorded(result)
 
 
-async def task_child_created(
+def task_child_created(
     w: Writing, agent: AgentIdentity, event_id: str, child: ev.TaskChildCreated
 ) -> Recorded:
-    parent = await agents_task(w, agent, child.parent_task_id)
+    parent = agents_task(w, agent, child.parent_task_id)
     if domain.is_terminal(parent.status):
         raise Conflict(f"Task {parent.id!r} is already {parent.status}; it takes no children.")
     child_id = child.child_task_id or derived_id("task", agent.agent_id, event_id)
-    existing = await w.read.get_task(agent.workspace_id, child_id)
+    existing = w.read.get_task(agent.workspace_id, child_id)
     if existing is not None:
         raise Conflict(f"A task {child_id!r} already exists.", details={"taskId": child_id})
-    result = await w.append(
+    result = w.append(
         agent.workspace_id,
         "task.child_created",
         {
@@ -441,7 +437,7 @@ async def task_child_created(
     return Recorded(result, child_id)
 
 
-async def interaction_requested(
+def interaction_requested(
     w: Writing,
     agent: AgentIdentity,
     event_id: str,
@@ -452,22 +448,22 @@ async def interaction_requested(
     wire = with_default_options(requested.interaction)
     with domain_rules():
         domain.validate_request(interaction_request(wire))
-    existing = await w.read.get_interaction(agent.workspace_id, wire.id)
+    existing = w.read.get_interaction(agent.workspace_id, wire.id)
     if existing is not None:
         raise Conflict(
             f"An interaction {wire.id!r} already exists; use a new id for a new question.",
             details={"interactionId": wire.id},
         )
     if task_id is not None:
-        task = await agents_task(w, agent, task_id)
+        task = agents_task(w, agent, task_id)
         if task.status not in ("running", "waiting_for_human"):
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
             )
         conversation_id = task.conversation_id
     elif conversation_id is not None:
-        await conversation_in(w, agent.workspace_id, conversation_id)
-    result = await w.append(
+        conversation_in(w, agent.workspace_id, conversation_id)
+    result = w.append(
         agent.workspace_id,
         "interaction.requested",
         {"interaction": wire.wire()},
@@ -479,7 +475,7 @@ async def interaction_requested(
     return Recorded(result, wire.id)
 
 
-async def artifact_created(
+def artifact_created(
     w: Writing,
     agent: AgentIdentity,
     event_id: str,
@@ -488,15 +484,15 @@ async def artifact_created(
     artifact: ev.ArtifactCreated,
 ) -> Recorded:
     if task_id is not None:
-        task = await agents_task(w, agent, task_id)
+        task = agents_task(w, agent, task_id)
         conversation_id = task.conversation_id
     elif conversation_id is not None:
-        await conversation_in(w, agent.workspace_id, conversation_id)
+        conversation_in(w, agent.workspace_id, conversation_id)
     artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
     payload = {**artifact.wire(), "artifactId": artifact_id}
     if task_id is not None:
         payload["taskId"] = task_id
-    result = await w.append(
+    result = w.append(
         agent.workspace_id,
         "artifact.created",
         payload,
@@ -508,7 +504,7 @@ async def artifact_created(
     return Recorded(result, artifact_id)
 
 
-async def agent_message(
+def agent_message(
     w: Writing,
     agent: AgentIdentity,
     event_id: str,
@@ -517,11 +513,11 @@ async def agent_message(
     message: ev.AgentMessageCreate,
 ) -> Recorded:
     if task_id is not None:
-        task = await agents_task(w, agent, task_id)
+        task = agents_task(w, agent, task_id)
         conversation_id = task.conversation_id
     if conversation_id is None:
         raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
-    conversation = await conversation_in(w, agent.workspace_id, conversation_id)
+    conversation = conversation_in(w, agent.workspace_id, conversation_id)
     if task_id is None and agent.agent_id not in conversation.agent_ids:
         raise Forbidden("This agent is not part of that conversation.")
     message_id = message.message_id or derived_id("msg", agent.agent_id, event_id)
@@ -536,9 +532,9 @@ async def agent_message(
         payload["attachments"] = [a.wire() for a in message.attachments]
     if task_id is not None:
         payload["taskId"] = task_id
-    if await w.read.get_message(agent.workspace_id, message_id) is not None:
+    if w.read.get_message(agent.workspace_id, message_id) is not None:
         raise Conflict(f"A message {message_id!r} already exists.")
-    result = await w.append(
+    result = w.append(
         agent.workspace_id,
         "message.created",
         payload,

@@ -7,6 +7,7 @@ from lineup.hub.actors import AgentIdentity
 from lineup.hub.security import token_hash
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unauthenticated
+from lineup.store import Agent, AgentCredentialRecord, Reader
 from lineup.store import auth as store_auth
 
 CREDENTIAL_PREFIX = "lna"
@@ -28,15 +29,19 @@ async def authenticate_agent(hub: HubState, authorization: str) -> AgentIdentity
             "LNP-AUTH-MISSING",
             "The connection carried no agent credential (Authorization: Bearer …).",
         )
-    async with hub.store.reader() as read:
-        credential = await store_auth.get_agent_credential_by_hash(
-            read.connection, token_hash(token.strip())
-        )
-        if credential is None:
-            raise refused("LNP-AUTH-UNKNOWN", "This agent credential is not known to this hub.")
-        if credential.revoked_at is not None:
-            raise refused("LNP-AUTH-REVOKED", "This agent's access was revoked.")
-        agent = await read.get_agent(credential.workspace_id, credential.agent_id)
+    secret_hash = token_hash(token.strip())
+
+    def read(r: Reader) -> tuple[AgentCredentialRecord | None, Agent | None]:
+        credential = store_auth.get_agent_credential_by_hash(r.connection, secret_hash)
+        if credential is None or credential.revoked_at is not None:
+            return credential, None
+        return credential, r.get_agent(credential.workspace_id, credential.agent_id)
+
+    credential, agent = await hub.store.read(read)
+    if credential is None:
+        raise refused("LNP-AUTH-UNKNOWN", "This agent credential is not known to this hub.")
+    if credential.revoked_at is not None:
+        raise refused("LNP-AUTH-REVOKED", "This agent's access was revoked.")
     if agent is None or agent.status == "revoked":
         raise refused("LNP-AUTH-REVOKED", "This agent's access was revoked.")
     return AgentIdentity(agent.id, agent.workspace_id, agent.name)

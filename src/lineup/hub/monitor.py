@@ -16,7 +16,7 @@ from lineup.hub.agent_gateway import CLOSE_SILENT
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol.errors import LineupError
-from lineup.store import sweeps
+from lineup.store import Agent, Reader, Task, sweeps
 
 log = logging.getLogger("lineup.hub.monitor")
 
@@ -46,8 +46,9 @@ class Monitor:
         offline_after = int(self.hub.settings.offline_after * 1000)
         if now_ms - self.hub.started_ms < offline_after:
             return
-        async with self.hub.store.reader() as read:
-            online = await sweeps.agents_with_status(read.connection, "online")
+        online = await self.hub.store.read(
+            lambda r: sweeps.agents_with_status(r.connection, "online")
+        )
         for agent in online:
             if self.hub.presence.get(agent.id) is None:
                 last = agent.last_heartbeat_at or agent.connected_at or now_ms
@@ -55,12 +56,16 @@ class Monitor:
 
     async def fail_unreachable_tasks(self, now_ms: int) -> None:
         grace_ms = int(self.hub.settings.grace_period * 1000)
-        async with self.hub.store.reader() as read:
-            overdue = await sweeps.unreachable_tasks(read.connection, now_ms - grace_ms)
-            last_beats = {
-                t.target_agent_id: (await read.get_agent(t.workspace_id, t.target_agent_id or ""))
+
+        def read(r: Reader) -> tuple[list[Task], dict[str | None, Agent | None]]:
+            overdue = sweeps.unreachable_tasks(r.connection, now_ms - grace_ms)
+            agents = {
+                t.target_agent_id: r.get_agent(t.workspace_id, t.target_agent_id or "")
                 for t in overdue
             }
+            return overdue, agents
+
+        overdue, last_beats = await self.hub.store.read(read)
         for task in overdue:
             agent = last_beats.get(task.target_agent_id)
             beat = agent.last_heartbeat_at if agent is not None else None
@@ -72,14 +77,15 @@ class Monitor:
                 log.exception("could not fail unreachable task %s", task.id)
 
     async def expire_interactions(self, now_ms: int) -> None:
-        async with self.hub.store.reader() as read:
-            overdue = await sweeps.overdue_interactions(read.connection, now_ms)
+        overdue = await self.hub.store.read(
+            lambda r: sweeps.overdue_interactions(r.connection, now_ms)
+        )
         for row in overdue:
 
-            async def job(w: Writing, ws: str = row.workspace_id, iid: str = row.id) -> None:
-                current = await w.read.get_interaction(ws, iid)
+            def job(w: Writing, ws: str = row.workspace_id, iid: str = row.id) -> None:
+                current = w.read.get_interaction(ws, iid)
                 if current is not None and current.status == "requested":
-                    await commands.expire_interaction(w, current)
+                    commands.expire_interaction(w, current)
 
             try:
                 await self.hub.recorder.run(job)

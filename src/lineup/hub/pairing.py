@@ -42,7 +42,7 @@ def code_hash(code: str) -> str:
     return token_hash("pairing:" + normalise_pairing_code(code))
 
 
-async def issue_code(
+def issue_code(
     w: Writing, person: Person, ttl_ms: int, agent_name: str | None = None
 ) -> IssuedCode:
     code = new_pairing_code()
@@ -55,7 +55,7 @@ async def issue_code(
         expires_at=w.now_ms + ttl_ms,
         agent_name=agent_name,
     )
-    await store_auth.insert_pairing_code(w.connection, record)
+    store_auth.insert_pairing_code(w.connection, record)
     return IssuedCode(code, record.expires_at, record.id)
 
 
@@ -66,13 +66,13 @@ def _invalid() -> NotFound:
     )
 
 
-async def redeem(
+def redeem(
     w: Writing, code: str, *, name: str | None, runtime: str | None, agent_version: str | None
 ) -> Paired:
-    record = await store_auth.get_pairing_code_by_hash(w.connection, code_hash(code))
+    record = store_auth.get_pairing_code_by_hash(w.connection, code_hash(code))
     if record is None or record.used_at is not None or record.expires_at <= w.now_ms:
         raise _invalid()
-    if not await store_auth.use_pairing_code(w.connection, record.id, w.now_ms):
+    if not store_auth.use_pairing_code(w.connection, record.id, w.now_ms):
         raise _invalid()
     agent_id = new_id("agent")
     agent_name = (name or record.agent_name or "My agent").strip()[:100] or "My agent"
@@ -81,9 +81,9 @@ async def redeem(
         payload["runtime"] = runtime[:100]
     if agent_version:
         payload["agentVersion"] = agent_version[:100]
-    await w.append(record.workspace_id, "agent.paired", payload, actor=record.created_by)
+    w.append(record.workspace_id, "agent.paired", payload, actor=record.created_by)
     credential = new_token(CREDENTIAL_PREFIX)
-    await store_auth.insert_agent_credential(
+    store_auth.insert_agent_credential(
         w.connection,
         AgentCredentialRecord(
             id=new_id("cred"),
@@ -96,12 +96,12 @@ async def redeem(
     return Paired(agent_id, record.workspace_id, credential, agent_name)
 
 
-async def revoke(w: Writing, person: Person, agent_id: str) -> bool:
-    agent = await w.read.get_agent(person.workspace_id, agent_id)
+def revoke(w: Writing, person: Person, agent_id: str) -> bool:
+    agent = w.read.get_agent(person.workspace_id, agent_id)
     if agent is None:
         raise NotFound(f"No agent {agent_id!r} in this workspace.")
-    await store_auth.revoke_agent_credentials(w.connection, agent_id, w.now_ms)
+    store_auth.revoke_agent_credentials(w.connection, agent_id, w.now_ms)
     if agent.status == "revoked":
         return False
-    await w.append(person.workspace_id, "agent.revoked", {"agentId": agent_id}, actor=person.actor)
+    w.append(person.workspace_id, "agent.revoked", {"agentId": agent_id}, actor=person.actor)
     return True

@@ -1,21 +1,23 @@
 """The one way the hub changes state: validate, append events, commit.
 
-A job runs inside the store's group-commit writer with a :class:`Writing` that appends events
-and reads the projections it must check first, all in the same transaction. Fan-out is not
-done here: the broker listens to the store's commits, so nobody sees an event that could still
-roll back, and events reach followers in commit (= sequence) order.
+A job is a plain (synchronous) function that runs inside the store's group-commit writer with
+a :class:`Writing` that appends events and reads the projections it must check first, all in
+the same transaction. Like every store job it must be re-runnable: the writer may roll a batch
+back and run it again, so a job does nothing outside the transaction.
+
+Fan-out is not done here: the broker listens to the store's commits, so nobody sees an event
+that could still roll back, and events reach followers in commit (= sequence) order.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lineup.protocol.errors import Conflict
 from lineup.protocol.ids import new_id
 from lineup.store import AppendResult, NewEvent, Store, StoredEvent, WriteTx
-from lineup.store.eventlog import find_event
 
 T = TypeVar("T")
 Clock = Callable[[], int]
@@ -38,16 +40,16 @@ class Writing:
     def connection(self) -> Any:
         return self.tx.connection
 
-    async def recorded_before(self, workspace_id: str, event_id: str) -> AppendResult | None:
+    def recorded_before(self, workspace_id: str, event_id: str) -> AppendResult | None:
         """A resend of an event already in the log: its original, so the ack can say so."""
-        existing = await find_event(self.tx.connection, event_id)
+        existing = self.tx.find_event(event_id)
         if existing is None:
             return None
         if existing.workspace_id != workspace_id:
             raise Conflict("That event id is already used; choose a new id.")
         return AppendResult(existing, duplicate=True)
 
-    async def append(
+    def append(
         self,
         workspace_id: str,
         type_: str,
@@ -60,7 +62,7 @@ class Writing:
         correlation_id: str | None = None,
         occurred_at: int | None = None,
     ) -> AppendResult:
-        result = await self.tx.append(
+        result = self.tx.append(
             NewEvent(
                 id=event_id or new_id("evt"),
                 workspace_id=workspace_id,
@@ -83,8 +85,6 @@ class Recorder:
         self.store = store
         self.clock = clock
 
-    async def run(self, job: Callable[[Writing], Awaitable[T]]) -> T:
-        async def wrapped(tx: WriteTx) -> T:
-            return await job(Writing(tx, self.clock))
-
-        return await self.store.write(wrapped)
+    async def run(self, job: Callable[[Writing], T]) -> T:
+        """Run ``job`` in the writer's next transaction; returns once that has committed."""
+        return await self.store.write(lambda tx: job(Writing(tx, self.clock)))

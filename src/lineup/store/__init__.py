@@ -1,7 +1,9 @@
 """Persistence for LineUp: the event log, its projections, and a group-commit writer.
 
 One schema and one code path for SQLite (embedded, the default) and PostgreSQL (several hub
-nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``.
+nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``. Write with
+``await store.write(fn)`` and read with ``await store.read(fn)``, where ``fn`` is a plain
+(synchronous) function of a ``WriteTx`` or a ``Reader``.
 """
 
 from lineup.store import auth, sweeps

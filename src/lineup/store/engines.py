@@ -1,64 +1,148 @@
-"""Engines for the two roles a Store needs: one writer connection, a pool of readers.
+"""Where the store's synchronous database code runs: one writer connection, a pool of readers.
 
-SQLite: the driver's own transaction handling is switched off (it cannot do savepoints
-reliably) and we emit BEGIN ourselves — ``BEGIN IMMEDIATE`` for the writer, so it takes the
-write lock up front instead of failing on upgrade, and a deferred ``BEGIN`` for readers, which
-in WAL mode gives each read transaction a snapshot. PostgreSQL: readers use REPEATABLE READ
-read-only transactions, again for one snapshot per read transaction.
+Every query in the store is plain synchronous SQLAlchemy over a ``Connection``; a backend
+runs such a function for the event loop and hands back its result:
+
+- SQLite (pysqlite): the writer is a dedicated thread owning the one writer connection, so a
+  whole batch of write jobs costs one hop between the event loop and that thread; readers are
+  a small pool of connections used from a thread pool of the same size (WAL lets them read
+  while the writer writes). The driver's own transaction handling is switched off (it cannot
+  do savepoints reliably) and we emit BEGIN ourselves: ``BEGIN IMMEDIATE`` for the writer,
+  so it takes the write lock up front instead of failing on upgrade, and a deferred
+  ``BEGIN`` for readers, which in WAL mode gives each read transaction a snapshot.
+- PostgreSQL (asyncpg): the same synchronous code runs on the event loop's thread through
+  ``AsyncConnection.run_sync`` (greenlets); readers use REPEATABLE READ read-only
+  transactions, again for one snapshot per read transaction.
+
+``sqlite:///path``, ``sqlite+pysqlite:///path`` and ``sqlite+aiosqlite:///path`` all name
+the same thing: a SQLite file used through the standard library's driver.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import event
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from lineup.protocol.errors import InvalidArgument
 
+T = TypeVar("T")
+
 SQLITE_BUSY_TIMEOUT_MS = 5000
-SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+SUPPORTED_DRIVERS = ("sqlite", "sqlite+pysqlite", "sqlite+aiosqlite", "postgresql+asyncpg")
+_SQLITE_DRIVER = "sqlite+pysqlite"
+
+DB_ERRORS = "lineup_db_errors"
+"""Key in ``Connection.info``: how many database errors that connection has raised.
+
+A write job may catch a database error itself; on PostgreSQL the transaction is aborted all
+the same, so the writer compares this count before and after each job (see ``writer``)."""
 
 
 def parse_url(url: str | URL) -> URL:
+    """The URL the store will use; SQLite URLs are normalised to the pysqlite driver."""
     parsed = make_url(url)
     if parsed.drivername not in SUPPORTED_DRIVERS:
         raise InvalidArgument(
             f"unsupported database URL scheme {parsed.drivername!r}; "
             f"use one of {', '.join(SUPPORTED_DRIVERS)}"
         )
-    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
-        # The writer and the readers hold separate connections: they must share a file.
-        raise InvalidArgument("SQLite needs a database file; in-memory databases are not shared")
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            # The writer and the readers hold separate connections: they must share a file.
+            raise InvalidArgument(
+                "SQLite needs a database file; in-memory databases are not shared"
+            )
+        parsed = parsed.set(drivername=_SQLITE_DRIVER)
     return parsed
 
 
-def create_engines(url: URL, *, read_pool_size: int = 4) -> tuple[AsyncEngine, AsyncEngine]:
-    """(writer, reader)."""
+def db_errors(conn: Connection) -> int:
+    count: int = conn.info.get(DB_ERRORS, 0)
+    return count
+
+
+class Backend(Protocol):
+    """Runs synchronous database code for the event loop."""
+
+    async def run_writer(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` on the writer connection, outside any transaction (``fn`` begins its own)."""
+        ...
+
+    async def run_reader(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` on a reader connection inside one read-only transaction (one snapshot)."""
+        ...
+
+    async def dispose(self) -> None: ...
+
+
+def create_backend(url: URL, *, read_pool_size: int = 4) -> Backend:
     if url.get_backend_name() == "sqlite":
+        return SQLiteBackend(url, read_pool_size=read_pool_size)
+    return PostgresBackend(url, read_pool_size=read_pool_size)
+
+
+def _count_errors(engine: Engine) -> None:
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> None:
+        if context.connection is not None:
+            info = context.connection.info
+            info[DB_ERRORS] = info.get(DB_ERRORS, 0) + 1
+
+
+# --- SQLite --------------------------------------------------------------------------------
+
+
+class SQLiteBackend:
+    def __init__(self, url: URL, *, read_pool_size: int) -> None:
         assert url.database is not None
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-        writer = create_async_engine(url, pool_size=1, max_overflow=0)
-        reader = create_async_engine(url, pool_size=read_pool_size, max_overflow=0)
-        _configure_sqlite(writer, begin="BEGIN IMMEDIATE", query_only=False)
-        _configure_sqlite(reader, begin="BEGIN", query_only=True)
-        return writer, reader
-    writer = create_async_engine(url, pool_size=2, max_overflow=0, pool_pre_ping=True)
-    reader = create_async_engine(
-        url,
-        pool_size=read_pool_size,
-        max_overflow=read_pool_size,
-        pool_pre_ping=True,
-        isolation_level="REPEATABLE READ",
-        execution_options={"postgresql_readonly": True},
+        self.writer = sqlite_engine(url, writer=True, pool_size=1)
+        self.reader = sqlite_engine(url, writer=False, pool_size=read_pool_size)
+        self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="lineup-sqlite-writer")
+        self._read_threads = ThreadPoolExecutor(
+            read_pool_size, thread_name_prefix="lineup-sqlite-reader"
+        )
+
+    async def run_writer(self, fn: Callable[[Connection], T]) -> T:
+        def call() -> T:
+            with self.writer.connect() as conn:
+                return fn(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(self._write_thread, call)
+
+    async def run_reader(self, fn: Callable[[Connection], T]) -> T:
+        def call() -> T:
+            with self.reader.connect() as conn, conn.begin():
+                return fn(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(self._read_threads, call)
+
+    async def dispose(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._write_thread, self.writer.dispose)
+        await loop.run_in_executor(self._read_threads, self.reader.dispose)
+        self._write_thread.shutdown(wait=True)
+        self._read_threads.shutdown(wait=True)
+
+
+def sqlite_engine(url: URL, *, writer: bool, pool_size: int) -> Engine:
+    engine = create_engine(
+        url.set(drivername=_SQLITE_DRIVER),
+        pool_size=pool_size,
+        max_overflow=0,
+        # Connections move between the threads of a pool; each is used by one at a time.
+        connect_args={"check_same_thread": False},
     )
-    return writer, reader
+    begin = "BEGIN IMMEDIATE" if writer else "BEGIN"
 
-
-def _configure_sqlite(engine: AsyncEngine, *, begin: str, query_only: bool) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -67,11 +151,57 @@ def _configure_sqlite(engine: AsyncEngine, *, begin: str, query_only: bool) -> N
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
-            if query_only:
+            if not writer:
                 cursor.execute("PRAGMA query_only = ON")
         finally:
             cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql(begin)
+    def do_begin(dbapi_connection: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(begin)
+        finally:
+            cursor.close()
+
+    # Our BEGIN whenever SQLAlchemy begins a transaction. This dialect hook rather than a
+    # "begin" event listener: any connection event listener makes every statement dispatch
+    # the execute events, which costs some 10% of the append path. Each engine has its own
+    # dialect object, so this changes only this engine.
+    engine.dialect.do_begin = do_begin  # type: ignore[method-assign]
+    _count_errors(engine)
+    return engine
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------
+
+
+class PostgresBackend:
+    def __init__(self, url: URL, *, read_pool_size: int) -> None:
+        self.writer: AsyncEngine = create_async_engine(
+            url, pool_size=2, max_overflow=0, pool_pre_ping=True
+        )
+        self.reader: AsyncEngine = create_async_engine(
+            url,
+            pool_size=read_pool_size,
+            max_overflow=read_pool_size,
+            pool_pre_ping=True,
+            isolation_level="REPEATABLE READ",
+            execution_options={"postgresql_readonly": True},
+        )
+        _count_errors(self.writer.sync_engine)
+
+    async def run_writer(self, fn: Callable[[Connection], T]) -> T:
+        async with self.writer.connect() as conn:
+            return await conn.run_sync(fn)
+
+    async def run_reader(self, fn: Callable[[Connection], T]) -> T:
+        async with self.reader.connect() as conn, conn.begin():
+            return await conn.run_sync(fn)
+
+    async def dispose(self) -> None:
+        await self.writer.dispose()
+        await self.reader.dispose()
+
+
+def ping(conn: Connection) -> None:
+    conn.execute(text("SELECT 1"))

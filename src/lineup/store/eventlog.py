@@ -1,9 +1,9 @@
 """Appending to and replaying the per-workspace event log.
 
-Append is the only way a sequence number is made: the workspace row's counter is bumped with
-``UPDATE … RETURNING`` in the same transaction as the event and its projection, so the row
-lock serialises appenders (also across hub nodes on PostgreSQL) and a rolled-back append
-leaves no gap.
+Append is the only way a sequence number is made: the workspace row's counter (and the time of
+its latest event) is bumped with ``UPDATE … RETURNING`` in the same transaction as the event
+and its projection, so the row lock serialises appenders (also across hub nodes on
+PostgreSQL) and a rolled-back append leaves no gap.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, insert, literal, select, tuple_, update
+from sqlalchemy import BigInteger, Row, bindparam, case, insert, literal, select, tuple_, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
 from lineup.store import projections
@@ -69,30 +69,56 @@ def event_from_row(row: Row[Any] | Mapping[str, Any]) -> StoredEvent:
     )
 
 
-async def find_event(conn: AsyncConnection, event_id: str) -> StoredEvent | None:
-    row = (await conn.execute(select(events).where(events.c.id == event_id))).first()
+# Built once: the append path runs these for every event.
+_FIND_EVENT = select(events).where(events.c.id == bindparam("event_id"))
+_NOW = bindparam("now_ms", type_=BigInteger())
+_BUMP = (
+    update(workspaces)
+    .where(workspaces.c.id == bindparam("workspace_id"))
+    .values(
+        last_sequence=workspaces.c.last_sequence + 1,
+        # Never earlier than the previous event's, even if another node's clock is behind:
+        # replay orders the whole log by recorded_at, and this keeps that order consistent
+        # with each workspace's sequence. (CASE, not GREATEST/max: one spelling for both.)
+        last_recorded_at=case(
+            (workspaces.c.last_recorded_at > _NOW, workspaces.c.last_recorded_at), else_=_NOW
+        ),
+    )
+    .returning(workspaces.c.last_sequence, workspaces.c.last_recorded_at)
+)
+_INSERT_EVENT = insert(events)
+_WORKSPACE_EXISTS = select(workspaces.c.id).where(workspaces.c.id == bindparam("workspace_id"))
+
+
+def find_event(conn: Connection, event_id: str) -> StoredEvent | None:
+    row = conn.execute(_FIND_EVENT, {"event_id": event_id}).first()
     return None if row is None else event_from_row(row)
 
 
-async def append(conn: AsyncConnection, event: NewEvent, *, now_ms: int) -> AppendResult:
+def append(
+    conn: Connection, event: NewEvent, *, now_ms: int, check_duplicate: bool = True
+) -> AppendResult:
     """Append ``event`` and apply its projection; the caller owns the enclosing transaction.
 
-    The work runs in a savepoint so that losing a race for the same envelope id to another
-    hub node (a unique violation) can be answered as the duplicate it is.
+    An id already in the log returns that event as a duplicate (another workspace's id is a
+    conflict). With ``check_duplicate=False`` there is no SELECT by id first: the events' unique
+    id is the check, and a resent id fails the INSERT (``Conflict``). The writer appends so in
+    its optimistic pass and, should anything fail, re-runs the batch with the check — which
+    then answers the resend as the duplicate it is, as it does a lost race for the same id.
+
+    No savepoint here: if this raises after it wrote, the caller must roll back (the writer
+    does, and re-runs the job in a savepoint).
     """
     if not isinstance(event.payload, dict):
         raise InvalidArgument("event payload must be an object", details={"eventId": event.id})
-    existing = await find_event(conn, event.id)
-    if existing is not None:
-        return _duplicate_of(existing, event)
-    try:
-        async with conn.begin_nested():
-            stored = await _insert(conn, event, now_ms)
-            await projections.apply_event(conn, stored)
-    except IntegrityError as exc:
-        existing = await find_event(conn, event.id)
+    if check_duplicate:
+        existing = find_event(conn, event.id)
         if existing is not None:
             return _duplicate_of(existing, event)
+    try:
+        stored = _insert(conn, event, now_ms)
+        projections.apply_event(conn, stored)
+    except IntegrityError as exc:
         raise Conflict(
             "the event conflicts with existing state", details={"eventId": event.id}
         ) from exc
@@ -118,18 +144,13 @@ def _duplicate_of(existing: StoredEvent, event: NewEvent) -> AppendResult:
     return AppendResult(existing, duplicate=True)
 
 
-async def _insert(conn: AsyncConnection, event: NewEvent, now_ms: int) -> StoredEvent:
+def _insert(conn: Connection, event: NewEvent, now_ms: int) -> StoredEvent:
     if event.type == WORKSPACE_CREATED:
-        await _create_workspace_row(conn, event, now_ms)
-    bump = (
-        update(workspaces)
-        .where(workspaces.c.id == event.workspace_id)
-        .values(last_sequence=workspaces.c.last_sequence + 1)
-        .returning(workspaces.c.last_sequence)
-    )
-    sequence = (await conn.execute(bump)).scalar_one_or_none()
-    if sequence is None:
+        _create_workspace_row(conn, event, now_ms)
+    bumped = conn.execute(_BUMP, {"workspace_id": event.workspace_id, "now_ms": now_ms}).first()
+    if bumped is None:
         raise NotFound("workspace not found", details={"workspaceId": event.workspace_id})
+    sequence, recorded_at = bumped
     stored = StoredEvent(
         id=event.id,
         workspace_id=event.workspace_id,
@@ -141,55 +162,37 @@ async def _insert(conn: AsyncConnection, event: NewEvent, now_ms: int) -> Stored
         task_id=event.task_id,
         correlation_id=event.correlation_id,
         sequence=sequence,
-        recorded_at=await _recorded_at(conn, event.workspace_id, sequence, now_ms),
+        recorded_at=recorded_at,
     )
-    await conn.execute(
-        insert(events).values(
-            workspace_id=stored.workspace_id,
-            sequence=stored.sequence,
-            id=stored.id,
-            type=stored.type,
-            actor=stored.actor,
-            conversation_id=stored.conversation_id,
-            task_id=stored.task_id,
-            correlation_id=stored.correlation_id,
-            occurred_at=stored.occurred_at,
-            recorded_at=stored.recorded_at,
-            payload=stored.payload,
-        )
+    conn.execute(
+        _INSERT_EVENT,
+        {
+            "workspace_id": stored.workspace_id,
+            "sequence": stored.sequence,
+            "id": stored.id,
+            "type": stored.type,
+            "actor": stored.actor,
+            "conversation_id": stored.conversation_id,
+            "task_id": stored.task_id,
+            "correlation_id": stored.correlation_id,
+            "occurred_at": stored.occurred_at,
+            "recorded_at": stored.recorded_at,
+            "payload": stored.payload,
+        },
     )
     return stored
 
 
-async def _recorded_at(conn: AsyncConnection, workspace_id: str, sequence: int, now_ms: int) -> int:
-    """Never earlier than the previous event's, even if another node's clock is ahead.
-
-    Replay orders the whole log by ``recorded_at``; this keeps that order consistent with
-    each workspace's sequence.
-    """
-    if sequence <= 1:
-        return now_ms
-    previous = (
-        await conn.execute(
-            select(events.c.recorded_at).where(
-                events.c.workspace_id == workspace_id, events.c.sequence == sequence - 1
-            )
-        )
-    ).scalar_one_or_none()
-    return now_ms if previous is None else max(now_ms, previous)
-
-
-async def _create_workspace_row(conn: AsyncConnection, event: NewEvent, now_ms: int) -> None:
-    exists = (
-        await conn.execute(select(workspaces.c.id).where(workspaces.c.id == event.workspace_id))
-    ).first()
+def _create_workspace_row(conn: Connection, event: NewEvent, now_ms: int) -> None:
+    exists = conn.execute(_WORKSPACE_EXISTS, {"workspace_id": event.workspace_id}).first()
     if exists is not None:
         raise Conflict("workspace already exists", details={"workspaceId": event.workspace_id})
-    await conn.execute(
+    conn.execute(
         insert(workspaces).values(
             id=event.workspace_id,
             name=str(event.payload.get("name", "")),
             last_sequence=0,
+            last_recorded_at=0,
             created_at=now_ms,
         )
     )
@@ -198,14 +201,14 @@ async def _create_workspace_row(conn: AsyncConnection, event: NewEvent, now_ms: 
 REPLAY_PAGE = 500
 
 
-async def replay_all(conn: AsyncConnection) -> int:
+def replay_all(conn: Connection) -> int:
     """Empty the projections and re-apply every event; returns how many were replayed.
 
     The order is (recorded_at, workspace_id, sequence): per workspace that is the sequence
-    (see ``_recorded_at``), and across workspaces it approximates commit order for the few
+    (see ``_BUMP``), and across workspaces it approximates commit order for the few
     rows that workspaces share (users).
     """
-    await projections.clear(conn)
+    projections.clear(conn)
     order = (events.c.recorded_at, events.c.workspace_id, events.c.sequence)
     cursor: tuple[int, str, int] | None = None
     replayed = 0
@@ -213,9 +216,9 @@ async def replay_all(conn: AsyncConnection) -> int:
         stmt = select(events).order_by(*order).limit(REPLAY_PAGE)
         if cursor is not None:
             stmt = stmt.where(tuple_(*order) > tuple_(*(literal(v) for v in cursor)))
-        page = [event_from_row(r) for r in (await conn.execute(stmt)).all()]
+        page = [event_from_row(r) for r in conn.execute(stmt).all()]
         for event in page:
-            await projections.apply_event(conn, event)
+            projections.apply_event(conn, event)
         replayed += len(page)
         if len(page) < REPLAY_PAGE:
             return replayed

@@ -9,12 +9,13 @@ key fails the append as ``invalid_argument``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import functools
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, delete, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Table, Update, bindparam, delete, func, insert, select, update
+from sqlalchemy.engine import Connection
 
 from lineup.protocol.errors import InvalidArgument
 from lineup.store.schema import (
@@ -33,19 +34,19 @@ from lineup.store.schema import (
 if TYPE_CHECKING:
     from lineup.store.eventlog import StoredEvent
 
-Handler = Callable[[AsyncConnection, "StoredEvent"], Awaitable[None]]
+Handler = Callable[[Connection, "StoredEvent"], None]
 
 RUNNING = "running"
 WAITING_FOR_HUMAN = "waiting_for_human"
 REQUESTED = "requested"
 
 
-async def apply_event(conn: AsyncConnection, event: StoredEvent) -> None:
+def apply_event(conn: Connection, event: StoredEvent) -> None:
     handler = HANDLERS.get(event.type)
     if handler is None:
         return  # a newer hub's event: kept in the log, projected once this code knows it
     try:
-        await handler(conn, event)
+        handler(conn, event)
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidArgument(
             f"{event.type} payload is malformed: {exc!r}",
@@ -53,16 +54,40 @@ async def apply_event(conn: AsyncConnection, event: StoredEvent) -> None:
         ) from exc
 
 
-async def clear(conn: AsyncConnection) -> None:
+def clear(conn: Connection) -> None:
     for table in PROJECTION_TABLES:
-        await conn.execute(delete(table))
+        conn.execute(delete(table))
 
 
 # --- helpers -------------------------------------------------------------------------------
 
 
-async def _upsert(
-    conn: AsyncConnection,
+@functools.cache
+def _update_where(table: Table, *key: str) -> Update:
+    """``UPDATE table SET … WHERE k = :where_k …``, built once per table and key.
+
+    Without ``.values()`` the SET clause comes from each execution's parameters (the names
+    that are columns), so one prebuilt statement serves every handler; that skips building
+    the expression and its cache key on every event.
+    """
+    return update(table).where(*(table.c[k] == bindparam(f"where_{k}") for k in key))
+
+
+def _update(
+    conn: Connection, table: Table, key: Mapping[str, Any], values: Mapping[str, Any]
+) -> int:
+    """Set ``values`` on the rows matching ``key``; returns how many rows matched."""
+    params = {f"where_{k}": v for k, v in key.items()}
+    params.update(values)
+    return int(conn.execute(_update_where(table, *key), params).rowcount)
+
+
+def _insert(conn: Connection, table: Table, **values: Any) -> None:
+    conn.execute(insert(table), values)
+
+
+def _upsert(
+    conn: Connection,
     table: Table,
     key: Mapping[str, Any],
     *,
@@ -70,10 +95,8 @@ async def _upsert(
     always: Mapping[str, Any],
 ) -> None:
     """Update-then-insert: portable, and replay-safe because a handler runs alone in its tx."""
-    where = [table.c[name] == value for name, value in key.items()]
-    result = await conn.execute(update(table).where(*where).values(**always))
-    if result.rowcount == 0:
-        await conn.execute(insert(table).values(**key, **on_insert, **always))
+    if _update(conn, table, key, always) == 0:
+        _insert(conn, table, **key, **on_insert, **always)
 
 
 def _agent_id_of(actor: str) -> str | None:
@@ -98,30 +121,32 @@ def _to_ms(value: Any) -> int | None:
     return (parsed - _EPOCH) // timedelta(milliseconds=1)
 
 
-async def _touch_task(
-    conn: AsyncConnection, event: StoredEvent, task_id: str, **values: Any
-) -> None:
-    await conn.execute(
-        update(tasks)
-        .where(tasks.c.workspace_id == event.workspace_id, tasks.c.id == task_id)
-        .values(updated_at=event.recorded_at, last_sequence=event.sequence, **values)
+def _touch_task(conn: Connection, event: StoredEvent, task_id: str, **values: Any) -> None:
+    _update(
+        conn,
+        tasks,
+        {"workspace_id": event.workspace_id, "id": task_id},
+        {"updated_at": event.recorded_at, "last_sequence": event.sequence, **values},
     )
 
 
-async def _task_status(conn: AsyncConnection, event: StoredEvent, task_id: str) -> str | None:
-    stmt = select(tasks.c.status).where(
-        tasks.c.workspace_id == event.workspace_id, tasks.c.id == task_id
-    )
-    status: str | None = (await conn.execute(stmt)).scalar_one_or_none()
+_TASK_STATUS = select(tasks.c.status).where(
+    tasks.c.workspace_id == bindparam("workspace_id"), tasks.c.id == bindparam("id")
+)
+
+
+def _task_status(conn: Connection, event: StoredEvent, task_id: str) -> str | None:
+    params = {"workspace_id": event.workspace_id, "id": task_id}
+    status: str | None = conn.execute(_TASK_STATUS, params).scalar_one_or_none()
     return status
 
 
 # --- workspace and members -----------------------------------------------------------------
 
 
-async def _workspace_created(conn: AsyncConnection, event: StoredEvent) -> None:
+def _workspace_created(conn: Connection, event: StoredEvent) -> None:
     # The row exists already (append made it to hold the counter); keep its last_sequence.
-    await _upsert(
+    _upsert(
         conn,
         workspaces,
         {"id": event.workspace_id},
@@ -130,17 +155,17 @@ async def _workspace_created(conn: AsyncConnection, event: StoredEvent) -> None:
     )
 
 
-async def _member_joined(conn: AsyncConnection, event: StoredEvent) -> None:
+def _member_joined(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     user_id = p["userId"]
-    await _upsert(
+    _upsert(
         conn,
         users,
         {"id": user_id},
         on_insert={"created_at": event.recorded_at},
         always={"email": p["email"], "display_name": p.get("displayName") or p["email"]},
     )
-    await _upsert(
+    _upsert(
         conn,
         memberships,
         {"workspace_id": event.workspace_id, "user_id": user_id},
@@ -152,17 +177,18 @@ async def _member_joined(conn: AsyncConnection, event: StoredEvent) -> None:
 # --- agents --------------------------------------------------------------------------------
 
 
-async def _update_agent(conn: AsyncConnection, event: StoredEvent, **values: Any) -> None:
-    await conn.execute(
-        update(agents)
-        .where(agents.c.workspace_id == event.workspace_id, agents.c.id == event.payload["agentId"])
-        .values(updated_at=event.recorded_at, **values)
+def _update_agent(conn: Connection, event: StoredEvent, **values: Any) -> None:
+    _update(
+        conn,
+        agents,
+        {"workspace_id": event.workspace_id, "id": event.payload["agentId"]},
+        {"updated_at": event.recorded_at, **values},
     )
 
 
-async def _agent_paired(conn: AsyncConnection, event: StoredEvent) -> None:
+def _agent_paired(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
-    await _upsert(
+    _upsert(
         conn,
         agents,
         {"id": p["agentId"]},
@@ -182,7 +208,7 @@ async def _agent_paired(conn: AsyncConnection, event: StoredEvent) -> None:
     )
 
 
-async def _agent_connected(conn: AsyncConnection, event: StoredEvent) -> None:
+def _agent_connected(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     values: dict[str, Any] = {
         "status": "online",
@@ -196,71 +222,69 @@ async def _agent_connected(conn: AsyncConnection, event: StoredEvent) -> None:
         values["runtime"] = p["runtime"]
     if p.get("tools") is not None:
         values["tools"] = list(p["tools"])
-    await _update_agent(conn, event, **values)
+    _update_agent(conn, event, **values)
 
 
-async def _agent_status_changed(conn: AsyncConnection, event: StoredEvent) -> None:
+def _agent_status_changed(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     values: dict[str, Any] = {"status": p["status"]}
     if p.get("lastHeartbeatAt") is not None:
         # null means "unknown now", not "never": keep the last one the UI can show.
         values["last_heartbeat_at"] = p["lastHeartbeatAt"]
-    await _update_agent(conn, event, **values)
+    _update_agent(conn, event, **values)
 
 
-async def _agent_renamed(conn: AsyncConnection, event: StoredEvent) -> None:
-    await _update_agent(conn, event, name=event.payload["name"])
+def _agent_renamed(conn: Connection, event: StoredEvent) -> None:
+    _update_agent(conn, event, name=event.payload["name"])
 
 
-async def _agent_revoked(conn: AsyncConnection, event: StoredEvent) -> None:
-    await _update_agent(conn, event, status="revoked", revoked_at=event.recorded_at)
+def _agent_revoked(conn: Connection, event: StoredEvent) -> None:
+    _update_agent(conn, event, status="revoked", revoked_at=event.recorded_at)
 
 
 # --- conversations and messages ------------------------------------------------------------
 
 
-async def _conversation_created(conn: AsyncConnection, event: StoredEvent) -> None:
+def _conversation_created(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
-    await conn.execute(
-        insert(conversations).values(
-            id=p.get("conversationId") or event.conversation_id,
-            workspace_id=event.workspace_id,
-            title=p.get("title") or "",
-            agent_ids=list(p.get("agentIds") or []),
-            created_at=event.recorded_at,
-            updated_at=event.recorded_at,
-            last_sequence=event.sequence,
-        )
+    _insert(
+        conn,
+        conversations,
+        id=p.get("conversationId") or event.conversation_id,
+        workspace_id=event.workspace_id,
+        title=p.get("title") or "",
+        agent_ids=list(p.get("agentIds") or []),
+        created_at=event.recorded_at,
+        updated_at=event.recorded_at,
+        last_sequence=event.sequence,
     )
 
 
-async def _message_created(conn: AsyncConnection, event: StoredEvent) -> None:
+def _message_created(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     conversation_id = event.conversation_id or p["conversationId"]
     author = p["author"]
-    await conn.execute(
-        insert(messages).values(
-            id=p["messageId"],
-            workspace_id=event.workspace_id,
-            conversation_id=conversation_id,
-            author_kind=author["kind"],
-            author_id=author.get("id"),
-            content=p.get("content") or "",
-            blocks=p.get("blocks"),
-            attachments=p.get("attachments"),
-            target_agent_id=p.get("targetAgentId"),
-            task_id=p.get("taskId") or event.task_id,
-            created_at=event.recorded_at,
-            sequence=event.sequence,
-        )
+    _insert(
+        conn,
+        messages,
+        id=p["messageId"],
+        workspace_id=event.workspace_id,
+        conversation_id=conversation_id,
+        author_kind=author["kind"],
+        author_id=author.get("id"),
+        content=p.get("content") or "",
+        blocks=p.get("blocks"),
+        attachments=p.get("attachments"),
+        target_agent_id=p.get("targetAgentId"),
+        task_id=p.get("taskId") or event.task_id,
+        created_at=event.recorded_at,
+        sequence=event.sequence,
     )
-    await conn.execute(
-        update(conversations)
-        .where(
-            conversations.c.workspace_id == event.workspace_id,
-            conversations.c.id == conversation_id,
-        )
-        .values(updated_at=event.recorded_at, last_sequence=event.sequence)
+    _update(
+        conn,
+        conversations,
+        {"workspace_id": event.workspace_id, "id": conversation_id},
+        {"updated_at": event.recorded_at, "last_sequence": event.sequence},
     )
 
 
@@ -285,7 +309,7 @@ def _new_task(event: StoredEvent, **values: Any) -> dict[str, Any]:
     }
 
 
-async def _task_created(conn: AsyncConnection, event: StoredEvent) -> None:
+def _task_created(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     row = _new_task(
         event,
@@ -297,16 +321,14 @@ async def _task_created(conn: AsyncConnection, event: StoredEvent) -> None:
         status="queued",
         created_by=p.get("createdBy") or event.actor,
     )
-    await conn.execute(insert(tasks).values(**row))
+    _insert(conn, tasks, **row)
 
 
-async def _task_child_created(conn: AsyncConnection, event: StoredEvent) -> None:
+def _task_child_created(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
-    parent = (
-        await conn.execute(
-            select(tasks.c.conversation_id, tasks.c.target_agent_id).where(
-                tasks.c.workspace_id == event.workspace_id, tasks.c.id == p["parentTaskId"]
-            )
+    parent = conn.execute(
+        select(tasks.c.conversation_id, tasks.c.target_agent_id).where(
+            tasks.c.workspace_id == event.workspace_id, tasks.c.id == p["parentTaskId"]
         )
     ).first()
     row = _new_task(
@@ -319,14 +341,14 @@ async def _task_child_created(conn: AsyncConnection, event: StoredEvent) -> None
         target_agent_id=p.get("targetAgentId") or (parent.target_agent_id if parent else None),
         conversation_id=event.conversation_id or (parent.conversation_id if parent else None),
     )
-    await conn.execute(insert(tasks).values(**row))
+    _insert(conn, tasks, **row)
 
 
-async def _task_accepted(conn: AsyncConnection, event: StoredEvent) -> None:
-    await _touch_task(conn, event, event.payload["taskId"], status=RUNNING)
+def _task_accepted(conn: Connection, event: StoredEvent) -> None:
+    _touch_task(conn, event, event.payload["taskId"], status=RUNNING)
 
 
-async def _task_status_changed(conn: AsyncConnection, event: StoredEvent) -> None:
+def _task_status_changed(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     values: dict[str, Any] = {"status": p["status"]}
     if p.get("progress") is not None:
@@ -334,75 +356,71 @@ async def _task_status_changed(conn: AsyncConnection, event: StoredEvent) -> Non
     for key in ("summary", "error"):
         if key in p:
             values[key] = p[key]
-    await _touch_task(conn, event, p["taskId"], **values)
+    _touch_task(conn, event, p["taskId"], **values)
 
 
-async def _task_cancel_requested(conn: AsyncConnection, event: StoredEvent) -> None:
+def _task_cancel_requested(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
-    await _touch_task(
-        conn, event, p["taskId"], cancel_requested=True, cancel_reason=p.get("reason")
-    )
+    _touch_task(conn, event, p["taskId"], cancel_requested=True, cancel_reason=p.get("reason"))
 
 
 # --- interactions --------------------------------------------------------------------------
 
 
-async def _interaction_requested(conn: AsyncConnection, event: StoredEvent) -> None:
+def _interaction_requested(conn: Connection, event: StoredEvent) -> None:
     request = event.payload["interaction"]
     task_id = event.task_id or request.get("taskId")
-    await conn.execute(
-        insert(interactions).values(
-            id=request["id"],
-            workspace_id=event.workspace_id,
-            task_id=task_id,
-            conversation_id=event.conversation_id or request.get("conversationId"),
-            agent_id=_agent_id_of(event.actor),
-            kind=request["type"],
-            status=REQUESTED,
-            request=request,
-            response=None,
-            expires_at=_to_ms(request.get("expiresAt")),
-            created_at=event.recorded_at,
-            updated_at=event.recorded_at,
-            sequence=event.sequence,
-        )
+    _insert(
+        conn,
+        interactions,
+        id=request["id"],
+        workspace_id=event.workspace_id,
+        task_id=task_id,
+        conversation_id=event.conversation_id or request.get("conversationId"),
+        agent_id=_agent_id_of(event.actor),
+        kind=request["type"],
+        status=REQUESTED,
+        request=request,
+        response=None,
+        expires_at=_to_ms(request.get("expiresAt")),
+        created_at=event.recorded_at,
+        updated_at=event.recorded_at,
+        sequence=event.sequence,
     )
-    if task_id and await _task_status(conn, event, task_id) == RUNNING:
-        await _touch_task(conn, event, task_id, status=WAITING_FOR_HUMAN)
+    if task_id and _task_status(conn, event, task_id) == RUNNING:
+        _touch_task(conn, event, task_id, status=WAITING_FOR_HUMAN)
 
 
-async def _close_interaction(conn: AsyncConnection, event: StoredEvent, **values: Any) -> None:
+def _close_interaction(conn: Connection, event: StoredEvent, **values: Any) -> None:
     """Close one request; a task blocked only on requests goes back to running when none remain."""
     interaction_id = event.payload["interactionId"]
-    scope = (
-        interactions.c.workspace_id == event.workspace_id,
-        interactions.c.id == interaction_id,
-    )
-    await conn.execute(
-        update(interactions).where(*scope).values(updated_at=event.recorded_at, **values)
-    )
-    task_id = (await conn.execute(select(interactions.c.task_id).where(*scope))).scalar()
-    if not task_id or await _task_status(conn, event, task_id) != WAITING_FOR_HUMAN:
+    key = {"workspace_id": event.workspace_id, "id": interaction_id}
+    _update(conn, interactions, key, {"updated_at": event.recorded_at, **values})
+    task_id = conn.execute(
+        select(interactions.c.task_id).where(
+            interactions.c.workspace_id == event.workspace_id,
+            interactions.c.id == interaction_id,
+        )
+    ).scalar()
+    if not task_id or _task_status(conn, event, task_id) != WAITING_FOR_HUMAN:
         return
-    pending = (
-        await conn.execute(
-            select(func.count())
-            .select_from(interactions)
-            .where(
-                interactions.c.workspace_id == event.workspace_id,
-                interactions.c.task_id == task_id,
-                interactions.c.status == REQUESTED,
-            )
+    pending = conn.execute(
+        select(func.count())
+        .select_from(interactions)
+        .where(
+            interactions.c.workspace_id == event.workspace_id,
+            interactions.c.task_id == task_id,
+            interactions.c.status == REQUESTED,
         )
     ).scalar_one()
     if pending == 0:
-        await _touch_task(conn, event, task_id, status=RUNNING)
+        _touch_task(conn, event, task_id, status=RUNNING)
 
 
-async def _interaction_resolved(conn: AsyncConnection, event: StoredEvent) -> None:
+def _interaction_resolved(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     responded_at = _to_ms(p.get("respondedAt"))
-    await _close_interaction(
+    _close_interaction(
         conn,
         event,
         status="resolved",
@@ -413,32 +431,32 @@ async def _interaction_resolved(conn: AsyncConnection, event: StoredEvent) -> No
     )
 
 
-async def _interaction_expired(conn: AsyncConnection, event: StoredEvent) -> None:
-    await _close_interaction(conn, event, status="expired")
+def _interaction_expired(conn: Connection, event: StoredEvent) -> None:
+    _close_interaction(conn, event, status="expired")
 
 
-async def _interaction_cancelled(conn: AsyncConnection, event: StoredEvent) -> None:
-    await _close_interaction(conn, event, status="cancelled")
+def _interaction_cancelled(conn: Connection, event: StoredEvent) -> None:
+    _close_interaction(conn, event, status="cancelled")
 
 
 # --- artifacts -----------------------------------------------------------------------------
 
 
-async def _artifact_created(conn: AsyncConnection, event: StoredEvent) -> None:
+def _artifact_created(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
-    await conn.execute(
-        insert(artifacts).values(
-            id=p["artifactId"],
-            workspace_id=event.workspace_id,
-            task_id=p.get("taskId") or event.task_id,
-            conversation_id=event.conversation_id,
-            name=p["name"],
-            url=p["url"],
-            mime_type=p.get("mimeType"),
-            summary=p.get("summary"),
-            created_by=event.actor,
-            created_at=event.recorded_at,
-        )
+    _insert(
+        conn,
+        artifacts,
+        id=p["artifactId"],
+        workspace_id=event.workspace_id,
+        task_id=p.get("taskId") or event.task_id,
+        conversation_id=event.conversation_id,
+        name=p["name"],
+        url=p["url"],
+        mime_type=p.get("mimeType"),
+        summary=p.get("summary"),
+        created_by=event.actor,
+        created_at=event.recorded_at,
     )
 
 

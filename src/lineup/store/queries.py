@@ -1,8 +1,9 @@
 """Reads of the log and the projections, scoped to a workspace wherever data belongs to one.
 
-A ``Reader`` wraps one connection inside one transaction, so several reads see one snapshot
-(``Store.reader()``); ``WriteTx`` extends it, so the same reads inside a write also see that
-write's uncommitted work.
+A ``Reader`` wraps one synchronous connection inside one transaction, so several reads see
+one snapshot: ``await store.read(fn)`` calls ``fn(reader)`` on a reader connection (SQLite: in
+a reader thread; PostgreSQL: via ``run_sync``). ``WriteTx`` extends it, so the same reads
+inside a write job also see that write's uncommitted work.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Select, Table, bindparam, func, select
+from sqlalchemy.engine import Connection
 
 from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import (
@@ -49,76 +50,94 @@ def _limit(limit: int) -> int:
     return max(0, min(limit, MAX_PAGE))
 
 
+def _by(table: Table, *columns: str) -> Select[Any]:
+    """``SELECT * FROM table WHERE column = :column AND …``, built once.
+
+    The lookups by key run on every command; a prebuilt statement skips building the
+    expression and (memoised on the object) its cache key each time.
+    """
+    return select(table).where(*(table.c[c] == bindparam(c) for c in columns))
+
+
+_READ_EVENTS = (
+    select(events)
+    .where(
+        events.c.workspace_id == bindparam("workspace_id"), events.c.sequence > bindparam("after")
+    )
+    .order_by(events.c.sequence)
+    .limit(bindparam("limit"))
+)
+_GET_EVENT = _by(events, "workspace_id", "id")
+_LAST_SEQUENCE = select(workspaces.c.last_sequence).where(workspaces.c.id == bindparam("id"))
+_GET_WORKSPACE = _by(workspaces, "id")
+_GET_USER = _by(users, "id")
+_GET_USER_BY_EMAIL = _by(users, "email")
+_GET_MEMBERSHIP = _by(memberships, "workspace_id", "user_id")
+_GET_AGENT = _by(agents, "workspace_id", "id")
+_GET_CONVERSATION = _by(conversations, "workspace_id", "id")
+_GET_MESSAGE = _by(messages, "workspace_id", "id")
+_GET_TASK = _by(tasks, "workspace_id", "id")
+_GET_INTERACTION = _by(interactions, "workspace_id", "id")
+
+
 class Reader:
-    def __init__(self, conn: AsyncConnection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     @property
-    def connection(self) -> AsyncConnection:
+    def connection(self) -> Connection:
         """For the ``lineup.store.auth`` functions and anything not covered here."""
         return self._conn
 
-    async def _rows(self, stmt: Select[Any]) -> Sequence[Any]:
-        return (await self._conn.execute(stmt)).all()
+    def _rows(self, stmt: Select[Any], params: dict[str, Any] | None = None) -> Sequence[Any]:
+        return self._conn.execute(stmt, params).all()
 
-    async def _first(self, stmt: Select[Any]) -> Any:
-        return (await self._conn.execute(stmt)).first()
+    def _first(self, stmt: Select[Any], params: dict[str, Any]) -> Any:
+        return self._conn.execute(stmt, params).first()
 
     # --- the log ---------------------------------------------------------------------------
 
-    async def read_events(
-        self, workspace_id: str, after: int = 0, limit: int = 500
-    ) -> list[StoredEvent]:
+    def read_events(self, workspace_id: str, after: int = 0, limit: int = 500) -> list[StoredEvent]:
         """Events with sequence > ``after``, in order: a resume cursor is the last sequence seen."""
-        stmt = (
-            select(events)
-            .where(events.c.workspace_id == workspace_id, events.c.sequence > after)
-            .order_by(events.c.sequence)
-            .limit(_limit(limit))
-        )
-        return [event_from_row(r) for r in await self._rows(stmt)]
+        params = {"workspace_id": workspace_id, "after": after, "limit": _limit(limit)}
+        return [event_from_row(r) for r in self._rows(_READ_EVENTS, params)]
 
-    async def get_event(self, workspace_id: str, event_id: str) -> StoredEvent | None:
-        row = await self._first(
-            select(events).where(events.c.workspace_id == workspace_id, events.c.id == event_id)
-        )
+    def get_event(self, workspace_id: str, event_id: str) -> StoredEvent | None:
+        row = self._first(_GET_EVENT, {"workspace_id": workspace_id, "id": event_id})
         return None if row is None else event_from_row(row)
 
-    async def last_sequence(self, workspace_id: str) -> int:
+    def last_sequence(self, workspace_id: str) -> int:
         """0 for an unknown workspace, like one with no events."""
-        stmt = select(workspaces.c.last_sequence).where(workspaces.c.id == workspace_id)
-        value: int | None = (await self._conn.execute(stmt)).scalar_one_or_none()
+        value: int | None = self._conn.execute(
+            _LAST_SEQUENCE, {"id": workspace_id}
+        ).scalar_one_or_none()
         return value or 0
 
-    async def first_sequence(self, workspace_id: str) -> int | None:
+    def first_sequence(self, workspace_id: str) -> int | None:
         """The oldest sequence still stored; a cursor below it minus one needs a resync."""
         stmt = select(func.min(events.c.sequence)).where(events.c.workspace_id == workspace_id)
-        value: int | None = (await self._conn.execute(stmt)).scalar_one_or_none()
+        value: int | None = self._conn.execute(stmt).scalar_one_or_none()
         return value
 
     # --- workspaces and people -------------------------------------------------------------
 
-    async def get_workspace(self, workspace_id: str) -> Workspace | None:
-        row = await self._first(select(workspaces).where(workspaces.c.id == workspace_id))
+    def get_workspace(self, workspace_id: str) -> Workspace | None:
+        row = self._first(_GET_WORKSPACE, {"id": workspace_id})
         return None if row is None else Workspace.from_row(row)
 
-    async def get_user(self, user_id: str) -> User | None:
-        row = await self._first(select(users).where(users.c.id == user_id))
+    def get_user(self, user_id: str) -> User | None:
+        row = self._first(_GET_USER, {"id": user_id})
         return None if row is None else User.from_row(row)
 
-    async def get_user_by_email(self, email: str) -> User | None:
-        row = await self._first(select(users).where(users.c.email == email))
+    def get_user_by_email(self, email: str) -> User | None:
+        row = self._first(_GET_USER_BY_EMAIL, {"email": email})
         return None if row is None else User.from_row(row)
 
-    async def get_membership(self, workspace_id: str, user_id: str) -> Membership | None:
-        row = await self._first(
-            select(memberships).where(
-                memberships.c.workspace_id == workspace_id, memberships.c.user_id == user_id
-            )
-        )
+    def get_membership(self, workspace_id: str, user_id: str) -> Membership | None:
+        row = self._first(_GET_MEMBERSHIP, {"workspace_id": workspace_id, "user_id": user_id})
         return None if row is None else Membership.from_row(row)
 
-    async def list_user_workspaces(self, user_id: str) -> list[UserWorkspace]:
+    def list_user_workspaces(self, user_id: str) -> list[UserWorkspace]:
         """The workspaces a user belongs to, oldest membership first."""
         stmt = (
             select(workspaces, memberships.c.role, memberships.c.created_at.label("joined_at"))
@@ -126,50 +145,38 @@ class Reader:
             .where(memberships.c.user_id == user_id)
             .order_by(memberships.c.created_at, workspaces.c.id)
         )
-        return [
-            UserWorkspace(Workspace.from_row(r), r.role, r.joined_at)
-            for r in await self._rows(stmt)
-        ]
+        return [UserWorkspace(Workspace.from_row(r), r.role, r.joined_at) for r in self._rows(stmt)]
 
-    async def list_members(self, workspace_id: str) -> list[Member]:
+    def list_members(self, workspace_id: str) -> list[Member]:
         stmt = (
             select(users, memberships.c.role, memberships.c.created_at.label("joined_at"))
             .join(memberships, memberships.c.user_id == users.c.id)
             .where(memberships.c.workspace_id == workspace_id)
             .order_by(memberships.c.created_at, users.c.id)
         )
-        return [Member(User.from_row(r), r.role, r.joined_at) for r in await self._rows(stmt)]
+        return [Member(User.from_row(r), r.role, r.joined_at) for r in self._rows(stmt)]
 
     # --- agents ----------------------------------------------------------------------------
 
-    async def get_agent(self, workspace_id: str, agent_id: str) -> Agent | None:
-        row = await self._first(
-            select(agents).where(agents.c.workspace_id == workspace_id, agents.c.id == agent_id)
-        )
+    def get_agent(self, workspace_id: str, agent_id: str) -> Agent | None:
+        row = self._first(_GET_AGENT, {"workspace_id": workspace_id, "id": agent_id})
         return None if row is None else Agent.from_row(row)
 
-    async def list_agents(self, workspace_id: str) -> list[Agent]:
+    def list_agents(self, workspace_id: str) -> list[Agent]:
         stmt = (
             select(agents)
             .where(agents.c.workspace_id == workspace_id)
             .order_by(agents.c.name, agents.c.id)
         )
-        return [Agent.from_row(r) for r in await self._rows(stmt)]
+        return [Agent.from_row(r) for r in self._rows(stmt)]
 
     # --- conversations and messages --------------------------------------------------------
 
-    async def get_conversation(
-        self, workspace_id: str, conversation_id: str
-    ) -> Conversation | None:
-        row = await self._first(
-            select(conversations).where(
-                conversations.c.workspace_id == workspace_id,
-                conversations.c.id == conversation_id,
-            )
-        )
+    def get_conversation(self, workspace_id: str, conversation_id: str) -> Conversation | None:
+        row = self._first(_GET_CONVERSATION, {"workspace_id": workspace_id, "id": conversation_id})
         return None if row is None else Conversation.from_row(row)
 
-    async def list_conversations(self, workspace_id: str, limit: int = 100) -> list[Conversation]:
+    def list_conversations(self, workspace_id: str, limit: int = 100) -> list[Conversation]:
         """Most recently active first (the last message or creation)."""
         stmt = (
             select(conversations)
@@ -177,9 +184,9 @@ class Reader:
             .order_by(conversations.c.last_sequence.desc())
             .limit(_limit(limit))
         )
-        return [Conversation.from_row(r) for r in await self._rows(stmt)]
+        return [Conversation.from_row(r) for r in self._rows(stmt)]
 
-    async def list_messages(
+    def list_messages(
         self,
         workspace_id: str,
         conversation_id: str,
@@ -202,27 +209,21 @@ class Reader:
         if after is not None:
             stmt = stmt.where(messages.c.sequence > after)
             stmt = stmt.order_by(messages.c.sequence).limit(_limit(limit))
-            return [Message.from_row(r) for r in await self._rows(stmt)]
+            return [Message.from_row(r) for r in self._rows(stmt)]
         stmt = stmt.order_by(messages.c.sequence.desc()).limit(_limit(limit))
-        return [Message.from_row(r) for r in reversed(await self._rows(stmt))]
+        return [Message.from_row(r) for r in reversed(self._rows(stmt))]
 
-    async def get_message(self, workspace_id: str, message_id: str) -> Message | None:
-        row = await self._first(
-            select(messages).where(
-                messages.c.workspace_id == workspace_id, messages.c.id == message_id
-            )
-        )
+    def get_message(self, workspace_id: str, message_id: str) -> Message | None:
+        row = self._first(_GET_MESSAGE, {"workspace_id": workspace_id, "id": message_id})
         return None if row is None else Message.from_row(row)
 
     # --- tasks -----------------------------------------------------------------------------
 
-    async def get_task(self, workspace_id: str, task_id: str) -> Task | None:
-        row = await self._first(
-            select(tasks).where(tasks.c.workspace_id == workspace_id, tasks.c.id == task_id)
-        )
+    def get_task(self, workspace_id: str, task_id: str) -> Task | None:
+        row = self._first(_GET_TASK, {"workspace_id": workspace_id, "id": task_id})
         return None if row is None else Task.from_row(row)
 
-    async def list_tasks(
+    def list_tasks(
         self,
         workspace_id: str,
         *,
@@ -237,40 +238,35 @@ class Reader:
         if conversation_id is not None:
             stmt = stmt.where(tasks.c.conversation_id == conversation_id)
         stmt = stmt.order_by(tasks.c.created_at.desc(), tasks.c.id.desc()).limit(_limit(limit))
-        return [Task.from_row(r) for r in await self._rows(stmt)]
+        return [Task.from_row(r) for r in self._rows(stmt)]
 
-    async def list_child_tasks(self, workspace_id: str, parent_task_id: str) -> list[Task]:
+    def list_child_tasks(self, workspace_id: str, parent_task_id: str) -> list[Task]:
         """Oldest first: the order the agent split the work in."""
         stmt = (
             select(tasks)
             .where(tasks.c.workspace_id == workspace_id, tasks.c.parent_task_id == parent_task_id)
             .order_by(tasks.c.created_at, tasks.c.last_sequence, tasks.c.id)
         )
-        return [Task.from_row(r) for r in await self._rows(stmt)]
+        return [Task.from_row(r) for r in self._rows(stmt)]
 
-    async def get_task_detail(self, workspace_id: str, task_id: str) -> TaskDetail | None:
-        task = await self.get_task(workspace_id, task_id)
+    def get_task_detail(self, workspace_id: str, task_id: str) -> TaskDetail | None:
+        task = self.get_task(workspace_id, task_id)
         if task is None:
             return None
         return TaskDetail(
             task=task,
-            children=await self.list_child_tasks(workspace_id, task_id),
-            interactions=await self.list_interactions(workspace_id, task_id=task_id),
-            artifacts=await self.list_artifacts(workspace_id, task_id=task_id),
+            children=self.list_child_tasks(workspace_id, task_id),
+            interactions=self.list_interactions(workspace_id, task_id=task_id),
+            artifacts=self.list_artifacts(workspace_id, task_id=task_id),
         )
 
     # --- interactions ----------------------------------------------------------------------
 
-    async def get_interaction(self, workspace_id: str, interaction_id: str) -> Interaction | None:
-        row = await self._first(
-            select(interactions).where(
-                interactions.c.workspace_id == workspace_id,
-                interactions.c.id == interaction_id,
-            )
-        )
+    def get_interaction(self, workspace_id: str, interaction_id: str) -> Interaction | None:
+        row = self._first(_GET_INTERACTION, {"workspace_id": workspace_id, "id": interaction_id})
         return None if row is None else Interaction.from_row(row)
 
-    async def list_interactions(
+    def list_interactions(
         self,
         workspace_id: str,
         *,
@@ -288,11 +284,11 @@ class Reader:
         if conversation_id is not None:
             stmt = stmt.where(interactions.c.conversation_id == conversation_id)
         stmt = stmt.order_by(interactions.c.sequence).limit(_limit(limit))
-        return [Interaction.from_row(r) for r in await self._rows(stmt)]
+        return [Interaction.from_row(r) for r in self._rows(stmt)]
 
     # --- artifacts -------------------------------------------------------------------------
 
-    async def list_artifacts(
+    def list_artifacts(
         self,
         workspace_id: str,
         *,
@@ -306,4 +302,4 @@ class Reader:
         if conversation_id is not None:
             stmt = stmt.where(artifacts.c.conversation_id == conversation_id)
         stmt = stmt.order_by(artifacts.c.created_at, artifacts.c.id).limit(_limit(limit))
-        return [Artifact.from_row(r) for r in await self._rows(stmt)]
+        return [Artifact.from_row(r) for r in self._rows(stmt)]

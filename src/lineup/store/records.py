@@ -6,6 +6,7 @@ JSON columns come back as plain lists and dicts with the wire's camelCase keys.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Self
@@ -13,11 +14,16 @@ from typing import Any, Self
 from sqlalchemy import Row
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
 class _FromRow:
     @classmethod
     def from_row(cls, row: Row[Any] | Mapping[str, Any]) -> Self:
         data = row._mapping if isinstance(row, Row) else row
-        return cls(**{f.name: data[f.name] for f in fields(cls)})  # type: ignore[arg-type]
+        return cls(**{name: data[name] for name in _field_names(cls)})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

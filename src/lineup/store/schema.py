@@ -47,8 +47,11 @@ workspaces = Table(
     Column("id", ID, primary_key=True),
     Column("name", Text, nullable=False),
     Column("last_sequence", BigInteger, nullable=False, server_default="0"),
+    Column("last_recorded_at", BigInteger, nullable=False, server_default="0"),
     Column("created_at", BigInteger, nullable=False),
 )
+"""``last_sequence`` and ``last_recorded_at`` belong to the log: the latest event's sequence
+and recorded time, bumped by every append (``eventlog``)."""
 
 events = Table(
     "events",
@@ -233,7 +236,8 @@ PROJECTION_TABLES: tuple[Table, ...] = (
     artifacts,
 )
 """Everything ``rebuild_projections`` empties and replays. ``workspaces`` is not here: its
-``last_sequence`` belongs to the log, so the row is kept and ``workspace.created`` upserts it."""
+``last_sequence`` and ``last_recorded_at`` belong to the log, so the row is kept and
+``workspace.created`` upserts it."""
 
 # --- secrets and sessions (not event-sourced; only hashes are stored) ---------------------
 

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
-from sqlalchemy import text
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from lineup.protocol.errors import Unavailable
 from lineup.store import eventlog
-from lineup.store.engines import create_engines, parse_url
+from lineup.store.engines import Backend, create_backend, parse_url, ping
 from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
 from lineup.store.migrations import upgrade_head
 from lineup.store.queries import Reader
@@ -51,18 +48,15 @@ def database_url_from_env(
         home = Path(env.get("LINEUP_HOME") or Path.home() / ".lineup")
     home = home.expanduser()
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return f"sqlite+aiosqlite:///{home / 'lineup.db'}"
+    return f"sqlite:///{home / 'lineup.db'}"
 
 
 class Store:
-    """Writes go through ``write`` (one writer, group commit); reads through ``reader``."""
+    """Writes go through ``write`` (one writer, group commit); reads through ``read``."""
 
-    def __init__(
-        self, url: URL, writer_engine: AsyncEngine, reader_engine: AsyncEngine, writer: Writer
-    ) -> None:
+    def __init__(self, url: URL, backend: Backend, writer: Writer) -> None:
         self.url = url
-        self._writer_engine = writer_engine
-        self._reader_engine = reader_engine
+        self._backend = backend
         self._writer = writer
 
     @classmethod
@@ -76,18 +70,16 @@ class Store:
     ) -> Store:
         """Connect (failing fast with ``Unavailable``) and start the writer; does not migrate."""
         parsed = parse_url(url)
-        writer_engine, reader_engine = create_engines(parsed, read_pool_size=read_pool_size)
+        backend = create_backend(parsed, read_pool_size=read_pool_size)
         try:
-            async with reader_engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            await backend.run_reader(ping)
         except (DBAPIError, OSError) as exc:
-            await writer_engine.dispose()
-            await reader_engine.dispose()
+            await backend.dispose()
             safe = parsed.render_as_string(hide_password=True)
             raise Unavailable(f"cannot reach the database at {safe}") from exc
-        writer = Writer(writer_engine, clock=clock, max_batch=max_batch)
+        writer = Writer(backend.run_writer, clock=clock, max_batch=max_batch)
         writer.start()
-        return cls(parsed, writer_engine, reader_engine, writer)
+        return cls(parsed, backend, writer)
 
     @property
     def dialect(self) -> str:
@@ -96,18 +88,28 @@ class Store:
 
     async def migrate(self) -> None:
         """``alembic upgrade head``, in one transaction on the writer's connection."""
-        async with self._writer_engine.begin() as conn:
-            await conn.run_sync(upgrade_head)
+
+        def upgrade(conn: Connection) -> None:
+            with conn.begin():
+                upgrade_head(conn)
+
+        await self._backend.run_writer(upgrade)
 
     # --- writing ---------------------------------------------------------------------------
 
-    async def write(self, fn: Callable[[WriteTx], Awaitable[T]]) -> T:
-        """Run ``fn`` in the writer's next transaction; returns once that has committed.
+    def write(self, fn: Callable[[WriteTx], T]) -> Awaitable[T]:
+        """Run ``fn`` in the writer's next transaction; the result resolves once that committed.
+
+        ``fn`` is a plain (synchronous) function of the transaction, run away from the event
+        loop (SQLite: on the writer thread). It must be re-runnable: the writer may roll a
+        batch back and run it again (see ``lineup.store.writer``), so ``fn`` must be a pure
+        function of the transaction — no effects outside it, no state carried between runs.
+        It must not call ``write`` (refused with ``RuntimeError``).
 
         Cancelling the caller does not undo a job the writer has started: like an unacked
         send, its outcome is then unknown, and the envelope id makes a retry safe.
         """
-        return await self._writer.submit(fn)
+        return self._writer.submit(fn)
 
     async def append(self, event: NewEvent) -> AppendResult:
         """One event in its own job; to append several atomically, use ``write``."""
@@ -132,27 +134,25 @@ class Store:
         try:
             await self._writer.close()
         finally:
-            await self._writer_engine.dispose()
-            await self._reader_engine.dispose()
+            await self._backend.dispose()
 
     # --- reading ---------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def reader(self) -> AsyncIterator[Reader]:
-        """One read transaction: every read through it sees the same snapshot."""
-        async with self._reader_engine.connect() as conn, conn.begin():
-            yield Reader(conn)
+    async def read(self, fn: Callable[[Reader], T]) -> T:
+        """``fn(reader)`` in one read transaction: every read through it sees one snapshot.
+
+        ``fn`` is synchronous and runs away from the event loop (SQLite: in a reader thread);
+        keep it to reads.
+        """
+        return await self._backend.run_reader(lambda conn: fn(Reader(conn)))
 
     async def read_events(
         self, workspace_id: str, after: int = 0, limit: int = 500
     ) -> list[StoredEvent]:
-        async with self.reader() as r:
-            return await r.read_events(workspace_id, after, limit)
+        return await self.read(lambda r: r.read_events(workspace_id, after, limit))
 
     async def last_sequence(self, workspace_id: str) -> int:
-        async with self.reader() as r:
-            return await r.last_sequence(workspace_id)
+        return await self.read(lambda r: r.last_sequence(workspace_id))
 
     async def first_sequence(self, workspace_id: str) -> int | None:
-        async with self.reader() as r:
-            return await r.first_sequence(workspace_id)
+        return await self.read(lambda r: r.first_sequence(workspace_id))

@@ -7,7 +7,7 @@ These are the only reads that span workspaces; they feed system-actor events (of
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.engine import Connection
 
 from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import Agent, Interaction, Task
@@ -16,12 +16,12 @@ from lineup.store.schema import agents, events, interactions, tasks
 ACTIVE = ("running", "waiting_for_human")
 
 
-async def agents_with_status(conn: AsyncConnection, status: str, limit: int = 1000) -> list[Agent]:
+def agents_with_status(conn: Connection, status: str, limit: int = 1000) -> list[Agent]:
     stmt = select(agents).where(agents.c.status == status).order_by(agents.c.id).limit(limit)
-    return [Agent.from_row(r) for r in (await conn.execute(stmt)).all()]
+    return [Agent.from_row(r) for r in conn.execute(stmt).all()]
 
 
-async def unreachable_tasks(conn: AsyncConnection, silent_before_ms: int) -> list[Task]:
+def unreachable_tasks(conn: Connection, silent_before_ms: int) -> list[Task]:
     """Active tasks whose agent is offline and last beat before ``silent_before_ms``."""
     stmt = (
         select(tasks)
@@ -38,10 +38,10 @@ async def unreachable_tasks(conn: AsyncConnection, silent_before_ms: int) -> lis
         .order_by(tasks.c.id)
         .limit(1000)
     )
-    return [Task.from_row(r) for r in (await conn.execute(stmt)).all()]
+    return [Task.from_row(r) for r in conn.execute(stmt).all()]
 
 
-async def overdue_interactions(conn: AsyncConnection, now_ms: int) -> list[Interaction]:
+def overdue_interactions(conn: Connection, now_ms: int) -> list[Interaction]:
     stmt = (
         select(interactions)
         .where(
@@ -52,11 +52,11 @@ async def overdue_interactions(conn: AsyncConnection, now_ms: int) -> list[Inter
         .order_by(interactions.c.id)
         .limit(1000)
     )
-    return [Interaction.from_row(r) for r in (await conn.execute(stmt)).all()]
+    return [Interaction.from_row(r) for r in conn.execute(stmt).all()]
 
 
-async def task_events(
-    conn: AsyncConnection, workspace_id: str, task_id: str, limit: int = 1000
+def task_events(
+    conn: Connection, workspace_id: str, task_id: str, limit: int = 1000
 ) -> list[StoredEvent]:
     """A task's timeline: its own events and its children's, in log order."""
     children = select(tasks.c.id).where(
@@ -71,4 +71,4 @@ async def task_events(
         .order_by(events.c.sequence)
         .limit(limit)
     )
-    return [event_from_row(r) for r in (await conn.execute(stmt)).all()]
+    return [event_from_row(r) for r in conn.execute(stmt).all()]

@@ -1,15 +1,28 @@
 """The single writer: every write job runs here, many jobs per transaction (group commit).
 
 SQLite allows one writer at a time and pays for durability per commit, so jobs that queue up
-while a transaction commits share the next one. Each job runs in its own savepoint: a job
-that raises rolls back only its own work and its caller gets that exception. A caller's
-future resolves only after COMMIT succeeded; if COMMIT fails, every job that had succeeded
-gets ``Unavailable`` (retryable — nothing was written). PostgreSQL uses the same writer per
-process; across processes (hub nodes) each transaction first takes the ``write_lock`` row,
-so writer transactions never deadlock, and the workspace row lock keeps sequences gap-free.
+while a transaction runs share the next one. A job is a plain synchronous function of a
+``WriteTx``; the writer hands a whole batch to the database side in one call (SQLite: one hop
+to the writer thread; PostgreSQL: one ``run_sync``), and resolves the callers' futures and
+calls the commit listeners back on the event loop, after COMMIT.
 
-A job must not call ``Store.write`` itself (it would wait for its own batch), and should do
-no I/O besides the database: it runs while the transaction holds the write lock.
+Batches are optimistic. Jobs run one after another with no savepoint between them; a job that
+raises before it wrote anything simply fails alone. If a job raises after writing (or leaves
+an append half done), or the database reports any error (on PostgreSQL an error aborts the
+whole transaction), the transaction is rolled back and the batch runs again with a savepoint
+per job: the failing job then fails alone and the others commit. Jobs must therefore be
+re-runnable: a pure function of the transaction, with no effects outside it. (The optimistic
+pass also appends without first looking the event id up: a resent id fails the INSERT on the
+unique id, and the re-run, which does look, answers it as the duplicate it is.)
+
+A caller's future resolves only after COMMIT succeeded; if COMMIT fails, every job that had
+succeeded gets ``Unavailable`` (retryable — nothing was written). PostgreSQL uses the same
+writer per process; across processes (hub nodes) each transaction first takes the
+``write_lock`` row, so writer transactions never deadlock, and the workspace row lock keeps
+sequences gap-free.
+
+A job must not call ``Store.write`` itself (refused: it could only wait for its own batch),
+and should do no I/O besides the database: it runs while the transaction holds the write lock.
 """
 
 from __future__ import annotations
@@ -19,15 +32,15 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from sqlalchemy import Executable, update
-from sqlalchemy.engine import Result
+from sqlalchemy import Executable, bindparam, update
+from sqlalchemy.engine import Connection, Result
 from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from lineup.protocol.errors import Unavailable
 from lineup.store import eventlog
+from lineup.store.engines import db_errors
 from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
 from lineup.store.queries import Reader
 from lineup.store.schema import WRITE_LOCK_ID, write_lock
@@ -37,6 +50,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Clock = Callable[[], int]
 CommitListener = Callable[[Sequence[StoredEvent]], None]
+Job = Callable[["WriteTx"], T]
+
+
+class RunOnWriter(Protocol):
+    """Runs a synchronous function on the writer's connection (``engines.Backend.run_writer``)."""
+
+    def __call__(self, fn: Callable[[Connection], T], /) -> Awaitable[T]: ...
+
 
 DEFAULT_MAX_BATCH = 256
 
@@ -44,24 +65,64 @@ _in_job: contextvars.ContextVar[bool] = contextvars.ContextVar("lineup_store_in_
 
 
 class WriteTx(Reader):
-    """What a write job gets: append, the reads the hub needs while deciding, and raw SQL."""
+    """What a write job gets: append, the reads the hub needs while deciding, and raw SQL.
 
-    def __init__(self, conn: AsyncConnection, clock: Clock) -> None:
+    The reads see the transaction's own uncommitted work. ``append``, ``execute`` and
+    ``connection`` count as writing (see the module docstring for why that matters).
+    """
+
+    def __init__(self, conn: Connection, clock: Clock, *, isolated: bool = False) -> None:
         super().__init__(conn)
         self._clock = clock
+        self._isolated = isolated
         self._appended: list[StoredEvent] = []
         self._open = True
+        self.wrote = False
+        """The job may have changed something: its failure needs a rollback."""
+        self.torn = False
+        """An append failed part-way: even if the job carries on, only a rollback undoes it."""
 
-    async def append(self, event: NewEvent) -> AppendResult:
+    @property
+    def connection(self) -> Connection:
+        """For ``lineup.store.auth`` and anything else not covered here; counts as writing."""
         self._check_open()
-        result = await eventlog.append(self._conn, event, now_ms=self._clock())
+        self.wrote = True
+        return self._conn
+
+    def append(self, event: NewEvent) -> AppendResult:
+        """Append ``event`` (idempotent by its id) and apply its projection."""
+        self._check_open()
+        self.wrote = True
+        if self._isolated:
+            # In a job's own savepoint already; this one makes the append all-or-nothing
+            # even for a job that catches its error and carries on.
+            with self._conn.begin_nested():
+                result = eventlog.append(self._conn, event, now_ms=self._clock())
+        else:
+            # Optimistic: a resent id fails the INSERT, and the isolated re-run answers it.
+            try:
+                result = eventlog.append(
+                    self._conn, event, now_ms=self._clock(), check_duplicate=False
+                )
+            except BaseException:
+                self.torn = True
+                raise
         if not result.duplicate:
             self._appended.append(result.event)
         return result
 
-    async def execute(self, stmt: Executable, params: Any = None) -> Result[Any]:
+    def find_event(self, event_id: str) -> StoredEvent | None:
+        """The event with this id in any workspace: the idempotency check before a command."""
         self._check_open()
-        return await self._conn.execute(stmt, params)
+        return eventlog.find_event(self._conn, event_id)
+
+    def execute(self, stmt: Executable, params: Any = None) -> Result[Any]:
+        self._check_open()
+        self.wrote = True
+        return self._conn.execute(stmt, params)
+
+    def close(self) -> None:
+        self._open = False
 
     def _check_open(self) -> None:
         if not self._open:
@@ -70,22 +131,37 @@ class WriteTx(Reader):
 
 @dataclass
 class WriterStats:
-    """Counters for tests and metrics; ``transactions_committed < jobs_committed`` is batching."""
+    """Counters for tests and metrics; ``transactions_committed < jobs_committed`` is batching.
+
+    ``batches_isolated`` counts batches that ran a second time with a savepoint per job.
+    """
 
     transactions_committed: int = 0
     jobs_committed: int = 0
     jobs_failed: int = 0
     batches_failed: int = 0
+    batches_isolated: int = 0
     largest_batch: int = 0
 
 
 @dataclass
 class _Job(Generic[T]):
-    fn: Callable[[WriteTx], Awaitable[T]] | None  # None: a flush marker
+    fn: Job[T] | None  # None: a flush marker
     future: asyncio.Future[T]
     ok: bool = False
     result: Any = None
+    error: Exception | None = None
     events: list[StoredEvent] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.ok = False
+        self.result = None
+        self.error = None
+        self.events = []
+
+
+class _Isolate(Exception):
+    """Roll back the optimistic attempt and run the batch again, a savepoint per job."""
 
 
 _STOP = object()
@@ -94,12 +170,12 @@ _STOP = object()
 class Writer:
     def __init__(
         self,
-        engine: AsyncEngine,
+        run_on_writer: RunOnWriter,
         *,
         clock: Clock,
         max_batch: int = DEFAULT_MAX_BATCH,
     ) -> None:
-        self._engine = engine
+        self._run_on_writer = run_on_writer
         self._clock = clock
         self._max_batch = max_batch
         self._queue: asyncio.Queue[_Job[Any] | object] = asyncio.Queue()
@@ -114,10 +190,11 @@ class Writer:
                 self._run(), name="lineup-store-writer"
             )
 
-    async def submit(self, fn: Callable[[WriteTx], Awaitable[T]]) -> T:
+    def submit(self, fn: Job[T]) -> Awaitable[T]:
+        """Queue ``fn``; refused at once (not when awaited) from inside a write job."""
         if _in_job.get():
             raise RuntimeError("Store.write called from inside a write job; use its WriteTx")
-        return await self._enqueue(fn)
+        return self._enqueue(fn)
 
     async def flush(self) -> None:
         """Wait until everything queued before this call has committed (or failed)."""
@@ -135,13 +212,13 @@ class Writer:
     def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
         """Call ``listener`` after each COMMIT with the new events in commit order (fan-out).
 
-        Listeners run on the writer task before callers resume: keep them quick and
-        non-blocking (e.g. put onto a queue). Exceptions are logged, not raised.
+        Listeners run on the event loop, in the writer task, before callers resume: keep them
+        quick and non-blocking (e.g. put onto a queue). Exceptions are logged, not raised.
         """
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    async def _enqueue(self, fn: Callable[[WriteTx], Awaitable[T]] | None) -> T:
+    async def _enqueue(self, fn: Job[T] | None) -> T:
         if self._closed:
             raise Unavailable("the store is closed")
         if self._task is not None and self._task.done():
@@ -151,7 +228,7 @@ class Writer:
         self._queue.put_nowait(_Job(fn, future))
         return await future
 
-    # --- the writer task -------------------------------------------------------------------
+    # --- the writer task (event loop) ------------------------------------------------------
 
     async def _run(self) -> None:
         batch: list[_Job[Any]] = []
@@ -187,73 +264,115 @@ class Writer:
         work = [j for j in batch if j.fn is not None and not j.future.cancelled()]
         if work:
             try:
-                async with self._engine.connect() as conn, conn.begin():
-                    await _take_write_lock(conn)
-                    for job in work:
-                        await self._run_job(conn, job)
+                isolated = await self._run_on_writer(lambda conn: self._execute(conn, work))
             except Exception as exc:
                 self._fail_batch(work, exc)
             else:
-                self._committed(work)
+                self._committed(work, isolated=isolated)
         for job in batch:
             if job.fn is None and not job.future.done():
                 job.future.set_result(None)
 
-    async def _run_job(self, conn: AsyncConnection, job: _Job[Any]) -> None:
-        assert job.fn is not None
-        tx = WriteTx(conn, self._clock)
-        savepoint = await conn.begin_nested()
-        token = _in_job.set(True)
-        try:
-            job.result = await job.fn(tx)
-        except Exception as exc:
-            # If the savepoint cannot be rolled back the connection is broken; that ends
-            # the batch (raises out), and the whole transaction is rolled back.
-            await savepoint.rollback()
-            self.stats.jobs_failed += 1
-            if not job.future.done():
-                job.future.set_exception(_translate(exc))
-        else:
-            await savepoint.commit()
-            job.ok = True
-            job.events = tx._appended
-        finally:
-            _in_job.reset(token)
-            tx._open = False
-
-    def _committed(self, work: list[_Job[Any]]) -> None:
-        succeeded = [j for j in work if j.ok]
-        self.stats.transactions_committed += 1
-        self.stats.jobs_committed += len(succeeded)
-        self.stats.largest_batch = max(self.stats.largest_batch, len(work))
-        new_events = [e for j in succeeded for e in j.events]
+    def _committed(self, work: list[_Job[Any]], *, isolated: bool) -> None:
+        stats = self.stats
+        stats.transactions_committed += 1
+        stats.batches_isolated += isolated
+        stats.largest_batch = max(stats.largest_batch, len(work))
+        new_events = [e for j in work if j.ok for e in j.events]
         if new_events:
             for listener in list(self._listeners):
                 try:
                     listener(new_events)
                 except Exception:
                     log.exception("store commit listener failed")
-        for job in succeeded:
-            if not job.future.done():
-                job.future.set_result(job.result)
+        for job in work:
+            if job.ok:
+                stats.jobs_committed += 1
+                if not job.future.done():
+                    job.future.set_result(job.result)
+            else:
+                stats.jobs_failed += 1
+                if not job.future.done():
+                    assert job.error is not None
+                    job.future.set_exception(job.error)
 
     def _fail_batch(self, work: list[_Job[Any]], exc: Exception) -> None:
         log.warning("store batch of %d jobs failed: %r", len(work), exc)
         self.stats.batches_failed += 1
-        error = Unavailable("the database did not commit; nothing was written, retry")
-        error.__cause__ = exc
         for job in work:
             if not job.future.done():
-                job.future.set_exception(error)
+                if job.ok or job.error is None:
+                    error = Unavailable("the database did not commit; nothing was written, retry")
+                    error.__cause__ = exc
+                    job.future.set_exception(error)
+                else:
+                    job.future.set_exception(job.error)
+
+    # --- the batch (database side: the writer thread, or a greenlet on PostgreSQL) ---------
+
+    def _execute(self, conn: Connection, work: list[_Job[Any]]) -> bool:
+        """Run and commit the batch; returns whether it had to run isolated.
+
+        Touches only the jobs' own fields, never their futures: on SQLite this runs in the
+        writer thread.
+        """
+        token = _in_job.set(True)
+        try:
+            try:
+                self._attempt(conn, work, isolated=False)
+                return False
+            except _Isolate:
+                pass  # rolled back; run again, each job in its own savepoint
+            self._attempt(conn, work, isolated=True)
+            return True
+        finally:
+            _in_job.reset(token)
+
+    def _attempt(self, conn: Connection, work: list[_Job[Any]], *, isolated: bool) -> None:
+        for job in work:
+            job.reset()
+        with conn.begin():
+            _take_write_lock(conn)
+            for job in work:
+                self._run_job(conn, job, isolated=isolated)
+
+    def _run_job(self, conn: Connection, job: _Job[Any], *, isolated: bool) -> None:
+        assert job.fn is not None
+        tx = WriteTx(conn, self._clock, isolated=isolated)
+        errors_before = db_errors(conn)
+        savepoint = conn.begin_nested() if isolated else None
+        try:
+            result = job.fn(tx)
+        except Exception as exc:
+            if savepoint is not None:
+                # If the savepoint cannot be rolled back the connection is broken; that
+                # ends the batch (raises out), and the whole transaction is rolled back.
+                savepoint.rollback()
+            elif tx.wrote or db_errors(conn) != errors_before:
+                raise _Isolate from exc
+            job.error = _translate(exc)
+        else:
+            if savepoint is not None:
+                savepoint.commit()
+            elif tx.torn or db_errors(conn) != errors_before:
+                raise _Isolate
+            job.ok = True
+            job.result = result
+            job.events = tx._appended
+        finally:
+            tx.close()
 
 
-async def _take_write_lock(conn: AsyncConnection) -> None:
+_TAKE_WRITE_LOCK = (
+    update(write_lock)
+    .where(write_lock.c.id == bindparam("lock_id"))
+    .values(batches=write_lock.c.batches + 1)
+)
+
+
+def _take_write_lock(conn: Connection) -> None:
     """Serialise writer transactions across processes (see ``schema.write_lock``)."""
-    result = await conn.execute(
-        update(write_lock)
-        .where(write_lock.c.id == WRITE_LOCK_ID)
-        .values(batches=write_lock.c.batches + 1)
-    )
+    result = conn.execute(_TAKE_WRITE_LOCK, {"lock_id": WRITE_LOCK_ID})
     if result.rowcount != 1:
         raise Unavailable("the database schema is not migrated (no write_lock row)")
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy.exc import IntegrityError
 
 from lineup.store import (
     AgentCredentialRecord,
     PairingCodeRecord,
+    Reader,
     SessionRecord,
     Store,
     WriteTx,
@@ -20,9 +23,12 @@ from .factory import create_workspace
 async def test_password_hashes_are_set_and_replaced(store: Store) -> None:
     await store.write(lambda tx: auth.set_password_hash(tx.connection, "u1", "h1"))
     await store.write(lambda tx: auth.set_password_hash(tx.connection, "u1", "h2"))
-    async with store.reader() as r:
-        assert await auth.get_password_hash(r.connection, "u1") == "h2"
-        assert await auth.get_password_hash(r.connection, "u2") is None
+
+    def read(r: Reader) -> None:
+        assert auth.get_password_hash(r.connection, "u1") == "h2"
+        assert auth.get_password_hash(r.connection, "u2") is None
+
+    await store.read(read)
 
 
 async def test_sessions_are_found_by_token_hash_and_revoked(store: Store) -> None:
@@ -30,17 +36,24 @@ async def test_sessions_are_found_by_token_hash_and_revoked(store: Store) -> Non
     other = SessionRecord("s2", "tok-hash-2", "u1", "csrf-2", created_at=1, expires_at=10)
     await store.write(lambda tx: auth.insert_session(tx.connection, session))
     await store.write(lambda tx: auth.insert_session(tx.connection, other))
-    async with store.reader() as r:
-        assert await auth.get_session_by_token_hash(r.connection, "tok-hash") == session
-        assert await auth.get_session_by_token_hash(r.connection, "nope") is None
+
+    def read(r: Reader) -> None:
+        assert auth.get_session_by_token_hash(r.connection, "tok-hash") == session
+        assert auth.get_session_by_token_hash(r.connection, "nope") is None
+
+    await store.read(read)
 
     assert await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 50))
     assert not await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 60))
     assert await store.write(lambda tx: auth.revoke_user_sessions(tx.connection, "u1", 70)) == 1
     assert await store.write(lambda tx: auth.delete_expired_sessions(tx.connection, 20)) == 1
-    async with store.reader() as r:
-        revoked = await auth.get_session_by_token_hash(r.connection, "tok-hash")
-        assert await auth.get_session_by_token_hash(r.connection, "tok-hash-2") is None
+
+    def read(r: Reader) -> Any:
+        revoked = auth.get_session_by_token_hash(r.connection, "tok-hash")
+        assert auth.get_session_by_token_hash(r.connection, "tok-hash-2") is None
+        return revoked
+
+    revoked = await store.read(read)
     assert revoked is not None and revoked.revoked_at == 50
 
 
@@ -64,9 +77,13 @@ async def test_a_pairing_code_can_be_used_once_and_not_after_expiry(store: Store
     assert await store.write(lambda tx: auth.use_pairing_code(tx.connection, "p1", 1_000))
     assert not await store.write(lambda tx: auth.use_pairing_code(tx.connection, "p1", 2_000))
     assert not await store.write(lambda tx: auth.use_pairing_code(tx.connection, "p2", 11))
-    async with store.reader() as r:
-        found = await auth.get_pairing_code_by_hash(r.connection, "code-hash")
-        listed = await auth.list_pairing_codes(r.connection, ws)
+
+    def read(r: Reader) -> Any:
+        found = auth.get_pairing_code_by_hash(r.connection, "code-hash")
+        listed = auth.list_pairing_codes(r.connection, ws)
+        return found, listed
+
+    found, listed = await store.read(read)
     assert found is not None
     assert (found.used_at, found.failed_attempts) == (1_000, 2)
     assert [c.id for c in listed] == ["p1", "p2"]
@@ -75,14 +92,18 @@ async def test_a_pairing_code_can_be_used_once_and_not_after_expiry(store: Store
 async def test_agent_credentials_are_found_by_hash_and_revoked_per_agent(store: Store) -> None:
     ws = await create_workspace(store)
 
-    async def insert_two(tx: WriteTx) -> None:
+    def insert_two(tx: WriteTx) -> None:
         for i in range(2):
             credential = AgentCredentialRecord(f"k{i}", "a1", ws, f"secret-{i}", created_at=i)
-            await auth.insert_agent_credential(tx.connection, credential)
+            auth.insert_agent_credential(tx.connection, credential)
 
     await store.write(insert_two)
     assert await store.write(lambda tx: auth.revoke_agent_credentials(tx.connection, "a1", 9)) == 2
-    async with store.reader() as r:
-        found = await auth.get_agent_credential_by_hash(r.connection, "secret-1")
-        assert await auth.get_agent_credential_by_hash(r.connection, "nope") is None
+
+    def read(r: Reader) -> Any:
+        found = auth.get_agent_credential_by_hash(r.connection, "secret-1")
+        assert auth.get_agent_credential_by_hash(r.connection, "nope") is None
+        return found
+
+    found = await store.read(read)
     assert found is not None and (found.agent_id, found.revoked_at) == ("a1", 9)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 
-from lineup.store import Store
+from lineup.store import Reader, Store
 from lineup.store.schema import events
 
 from .factory import create_workspace, note
@@ -18,14 +19,14 @@ EVENTS_EACH = 25
 
 
 async def _sequences_by_workspace(store: Store, workspaces: list[str]) -> dict[str, list[int]]:
-    async with store.reader() as r:
-        rows = (
-            await r.connection.execute(
-                select(events.c.workspace_id, events.c.sequence)
-                .where(events.c.workspace_id.in_(workspaces))
-                .order_by(events.c.workspace_id, events.c.sequence)
-            )
+    def read(r: Reader) -> Sequence[Row[tuple[str, int]]]:
+        return r.connection.execute(
+            select(events.c.workspace_id, events.c.sequence)
+            .where(events.c.workspace_id.in_(workspaces))
+            .order_by(events.c.workspace_id, events.c.sequence)
         ).all()
+
+    rows = await store.read(read)
     found: dict[str, list[int]] = {ws: [] for ws in workspaces}
     for ws, seq in rows:
         found[ws].append(seq)

@@ -7,25 +7,24 @@ from sqlalchemy import func, select
 
 from lineup.protocol.errors import Conflict, ErrorCode, InvalidArgument, NotFound
 from lineup.protocol.ids import new_ulid
-from lineup.store import Store
+from lineup.store import Reader, Store
 from lineup.store.schema import events
 
 from .factory import create_workspace, event, note, workspace_created
 
 
 async def _event_count(store: Store) -> int:
-    async with store.reader() as r:
-        return int(
-            (await r.connection.execute(select(func.count()).select_from(events))).scalar_one()
-        )
+    def read(r: Reader) -> int:
+        return int(r.connection.execute(select(func.count()).select_from(events)).scalar_one())
+
+    return await store.read(read)
 
 
 async def test_workspace_created_takes_sequence_one(store: Store) -> None:
     ws = new_ulid()
     result = await store.append(workspace_created(ws, "Acme"))
     assert (result.event.sequence, result.duplicate) == (1, False)
-    async with store.reader() as r:
-        workspace = await r.get_workspace(ws)
+    workspace = await store.read(lambda r: r.get_workspace(ws))
     assert workspace is not None
     assert (workspace.name, workspace.last_sequence) == ("Acme", 1)
 
@@ -83,8 +82,7 @@ async def test_creating_an_existing_workspace_again_is_a_conflict(store: Store) 
     ws = await create_workspace(store)
     with pytest.raises(Conflict):
         await store.append(workspace_created(ws, "Other"))
-    async with store.reader() as r:
-        workspace = await r.get_workspace(ws)
+    workspace = await store.read(lambda r: r.get_workspace(ws))
     assert workspace is not None and workspace.name == "Acme"
     assert workspace.last_sequence == 1
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import create_async_engine
-
-from lineup.store import Store
+from lineup.store import Reader, Store
 from lineup.store.migrations import current_revision, schema_diff
 
 
 async def _inspect(database_url: str) -> tuple[list[object], str | None]:
-    engine = create_async_engine(database_url)
+    """Through a separate store (its own connections), without migrating."""
+
+    def read(r: Reader) -> tuple[list[object], str | None]:
+        return schema_diff(r.connection), current_revision(r.connection)
+
+    store = await Store.open(database_url)
     try:
-        async with engine.connect() as conn:
-            diff = await conn.run_sync(schema_diff)
-            revision = await conn.run_sync(current_revision)
+        return await store.read(read)
     finally:
-        await engine.dispose()
-    return diff, revision
+        await store.close()
 
 
 async def test_the_migrated_schema_matches_the_metadata(store: Store, database_url: str) -> None:

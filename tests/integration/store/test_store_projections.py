@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import pytest
 
@@ -11,6 +11,8 @@ from lineup.protocol.errors import InvalidArgument
 from lineup.store import Agent, AppendResult, Interaction, Reader, Store, Task
 
 from .factory import create_workspace, event
+
+T = TypeVar("T")
 
 
 class Workspace:
@@ -23,24 +25,21 @@ class Workspace:
     async def append(self, type: str, payload: dict[str, Any], **envelope: Any) -> AppendResult:
         return await self.store.append(event(self.id, type, payload, **envelope))
 
-    def read(self) -> AbstractAsyncContextManager[Reader]:
-        return self.store.reader()
+    def read(self, fn: Callable[[Reader], T]) -> Awaitable[T]:
+        return self.store.read(fn)
 
     async def task(self, task_id: str) -> Task:
-        async with self.read() as r:
-            task = await r.get_task(self.id, task_id)
+        task = await self.read(lambda r: r.get_task(self.id, task_id))
         assert task is not None
         return task
 
     async def agent(self, agent_id: str) -> Agent:
-        async with self.read() as r:
-            agent = await r.get_agent(self.id, agent_id)
+        agent = await self.read(lambda r: r.get_agent(self.id, agent_id))
         assert agent is not None
         return agent
 
     async def interaction(self, interaction_id: str) -> Interaction:
-        async with self.read() as r:
-            found = await r.get_interaction(self.id, interaction_id)
+        found = await self.read(lambda r: r.get_interaction(self.id, interaction_id))
         assert found is not None
         return found
 
@@ -67,12 +66,16 @@ async def test_member_joined_adds_the_user_and_the_membership(ws: Workspace) -> 
         "member.joined",
         {"userId": "u1", "email": "ada@example.com", "displayName": "Ada", "role": "owner"},
     )
-    async with ws.read() as r:
-        user = await r.get_user_by_email("ada@example.com")
-        membership = await r.get_membership(ws.id, "u1")
-        members = await r.list_members(ws.id)
-        mine = await r.list_user_workspaces("u1")
-        assert await r.get_user_by_email("nobody@example.com") is None
+
+    def read(r: Reader) -> Any:
+        user = r.get_user_by_email("ada@example.com")
+        membership = r.get_membership(ws.id, "u1")
+        members = r.list_members(ws.id)
+        mine = r.list_user_workspaces("u1")
+        assert r.get_user_by_email("nobody@example.com") is None
+        return user, membership, members, mine
+
+    user, membership, members, mine = await ws.read(read)
     assert user is not None and (user.id, user.display_name) == ("u1", "Ada")
     assert membership is not None and membership.role == "owner"
     assert [(m.user.id, m.role) for m in members] == [("u1", "owner")]
@@ -86,8 +89,7 @@ async def test_a_user_joining_a_second_workspace_is_one_user_with_two_membership
     joined = {"userId": "u1", "email": "ada@example.com", "displayName": "Ada"}
     await ws.append("member.joined", {**joined, "role": "owner"})
     await other.append("member.joined", {**joined, "role": "member"})
-    async with ws.read() as r:
-        mine = await r.list_user_workspaces("u1")
+    mine = await ws.read(lambda r: r.list_user_workspaces("u1"))
     assert [(w.workspace.name, w.role) for w in mine] == [("Acme", "owner"), ("Beta", "member")]
 
 
@@ -130,8 +132,11 @@ async def test_agent_lifecycle_events_update_the_agent(ws: Workspace) -> None:
     revoked = await ws.agent("a1")
     assert (revoked.name, revoked.status) == ("Shipper", "revoked")
     assert revoked.revoked_at is not None
-    async with ws.read() as r:
-        assert [a.id for a in await r.list_agents(ws.id)] == ["a1"]
+
+    def read(r: Reader) -> None:
+        assert [a.id for a in r.list_agents(ws.id)] == ["a1"]
+
+    await ws.read(read)
 
 
 async def test_conversation_and_messages(ws: Workspace) -> None:
@@ -159,13 +164,17 @@ async def test_conversation_and_messages(ws: Workspace) -> None:
         {"messageId": "sys", "author": {"kind": "system"}, "content": "joined"},
         conversation_id="c1",
     )
-    async with ws.read() as r:
-        conversation = await r.get_conversation(ws.id, "c1")
-        latest = await r.list_messages(ws.id, "c1", limit=3)
-        older = await r.list_messages(ws.id, "c1", before=latest[0].sequence, limit=3)
-        forward = await r.list_messages(ws.id, "c1", after=sequences[1], limit=2)
-        listed = await r.list_conversations(ws.id)
-        first = await r.get_message(ws.id, "m0")
+
+    def read(r: Reader) -> Any:
+        conversation = r.get_conversation(ws.id, "c1")
+        latest = r.list_messages(ws.id, "c1", limit=3)
+        older = r.list_messages(ws.id, "c1", before=latest[0].sequence, limit=3)
+        forward = r.list_messages(ws.id, "c1", after=sequences[1], limit=2)
+        listed = r.list_conversations(ws.id)
+        first = r.get_message(ws.id, "m0")
+        return conversation, latest, older, forward, listed, first
+
+    conversation, latest, older, forward, listed, first = await ws.read(read)
     assert conversation is not None
     assert (conversation.title, conversation.agent_ids) == ("Release", ["a1"])
     assert conversation.last_sequence > created.event.sequence
@@ -189,8 +198,11 @@ async def test_conversations_are_listed_most_recently_active_first(ws: Workspace
         {"messageId": "m", "author": {"kind": "user", "id": "u1"}, "content": "x"},
         conversation_id="c1",
     )
-    async with ws.read() as r:
-        assert [c.id for c in await r.list_conversations(ws.id)] == ["c1", "c2"]
+
+    def read(r: Reader) -> None:
+        assert [c.id for c in r.list_conversations(ws.id)] == ["c1", "c2"]
+
+    await ws.read(read)
 
 
 async def test_task_lifecycle(ws: Workspace) -> None:
@@ -249,10 +261,14 @@ async def test_child_tasks_belong_to_their_parent(ws: Workspace) -> None:
             },
             actor="agent:a1",
         )
-    async with ws.read() as r:
-        children = await r.list_child_tasks(ws.id, "t1")
-        detail = await r.get_task_detail(ws.id, "t1")
-        assert await r.get_task_detail(ws.id, "nope") is None
+
+    def read(r: Reader) -> Any:
+        children = r.list_child_tasks(ws.id, "t1")
+        detail = r.get_task_detail(ws.id, "t1")
+        assert r.get_task_detail(ws.id, "nope") is None
+        return children, detail
+
+    children, detail = await ws.read(read)
     assert [(c.id, c.status, c.parent_task_id) for c in children] == [
         ("t1.0", "queued", "t1"),
         ("t1.1", "running", "t1"),
@@ -266,10 +282,14 @@ async def test_child_tasks_belong_to_their_parent(ws: Workspace) -> None:
 async def test_tasks_are_listed_newest_first_and_filtered_by_status(ws: Workspace) -> None:
     await ws.running_task("t1")
     await ws.append("task.created", {"taskId": "t2", "title": "Second"}, occurred_at=1)
-    async with ws.read() as r:
-        every = await r.list_tasks(ws.id)
-        queued = await r.list_tasks(ws.id, statuses=["queued"])
-        active = await r.list_tasks(ws.id, statuses=["queued", "running"])
+
+    def read(r: Reader) -> Any:
+        every = r.list_tasks(ws.id)
+        queued = r.list_tasks(ws.id, statuses=["queued"])
+        active = r.list_tasks(ws.id, statuses=["queued", "running"])
+        return every, queued, active
+
+    every, queued, active = await ws.read(read)
     assert {t.id for t in every} == {"t1", "t2"}
     assert every[0].created_at >= every[1].created_at
     assert [t.id for t in queued] == ["t2"]
@@ -339,10 +359,13 @@ async def test_interaction_expiry_is_stored_in_milliseconds(ws: Workspace) -> No
     stored = await ws.interaction("i1")
     assert stored.expires_at == 1_767_225_601_500
     assert (stored.task_id, stored.conversation_id, stored.agent_id) == (None, "c1", None)
-    async with ws.read() as r:
-        assert [i.id for i in await r.list_interactions(ws.id, statuses=["requested"])] == ["i1"]
-        assert await r.list_interactions(ws.id, statuses=["resolved"]) == []
-        assert [i.id for i in await r.list_interactions(ws.id, conversation_id="c1")] == ["i1"]
+
+    def read(r: Reader) -> None:
+        assert [i.id for i in r.list_interactions(ws.id, statuses=["requested"])] == ["i1"]
+        assert r.list_interactions(ws.id, statuses=["resolved"]) == []
+        assert [i.id for i in r.list_interactions(ws.id, conversation_id="c1")] == ["i1"]
+
+    await ws.read(read)
 
 
 async def test_an_unreadable_expiry_fails_the_append(ws: Workspace) -> None:
@@ -372,10 +395,14 @@ async def test_artifacts_are_listed_by_task_and_conversation(ws: Workspace) -> N
         {"artifactId": "f2", "name": "log", "url": "https://example.com/log"},
         conversation_id="c2",
     )
-    async with ws.read() as r:
-        by_task = await r.list_artifacts(ws.id, task_id="t1")
-        by_conversation = await r.list_artifacts(ws.id, conversation_id="c2")
-        detail = await r.get_task_detail(ws.id, "t1")
+
+    def read(r: Reader) -> Any:
+        by_task = r.list_artifacts(ws.id, task_id="t1")
+        by_conversation = r.list_artifacts(ws.id, conversation_id="c2")
+        detail = r.get_task_detail(ws.id, "t1")
+        return by_task, by_conversation, detail
+
+    by_task, by_conversation, detail = await ws.read(read)
     assert [(a.id, a.mime_type, a.created_by) for a in by_task] == [
         ("f1", "application/pdf", "agent:a1")
     ]
@@ -387,10 +414,13 @@ async def test_reads_are_scoped_to_their_workspace(store: Store, ws: Workspace) 
     other = Workspace(store, await create_workspace(store, "Other"))
     await ws.running_task("t1")
     await ws.append("agent.paired", {"agentId": "a1", "name": "A"})
-    async with store.reader() as r:
-        assert await r.get_task(other.id, "t1") is None
-        assert await r.get_agent(other.id, "a1") is None
-        assert await r.list_tasks(other.id) == []
+
+    def read(r: Reader) -> None:
+        assert r.get_task(other.id, "t1") is None
+        assert r.get_agent(other.id, "a1") is None
+        assert r.list_tasks(other.id) == []
+
+    await store.read(read)
     # An event naming another workspace's task changes nothing there.
     await other.append("task.accepted", {"taskId": "t1"})
     await other.append("task.status_changed", {"taskId": "t1", "status": "failed"})
@@ -399,17 +429,15 @@ async def test_reads_are_scoped_to_their_workspace(store: Store, ws: Workspace) 
 
 async def test_unknown_event_types_change_no_projection(ws: Workspace) -> None:
     await ws.running_task()
-    async with ws.read() as r:
-        before = await _snapshot(r, ws.id)
+    before = await ws.read(lambda r: _snapshot(r, ws.id))
     await ws.append("task.teleported", {"taskId": "t1", "status": "done"})
-    async with ws.read() as r:
-        assert await _snapshot(r, ws.id) == before
+    assert await ws.read(lambda r: _snapshot(r, ws.id)) == before
 
 
-async def _snapshot(r: Reader, workspace_id: str) -> Any:
+def _snapshot(r: Reader, workspace_id: str) -> Any:
     return (
-        await r.list_tasks(workspace_id),
-        await r.list_agents(workspace_id),
-        await r.list_conversations(workspace_id),
-        await r.list_interactions(workspace_id),
+        r.list_tasks(workspace_id),
+        r.list_agents(workspace_id),
+        r.list_conversations(workspace_id),
+        r.list_interactions(workspace_id),
     )

@@ -8,20 +8,22 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from lineup.store import Store
+from lineup.store import Reader, Store
 from lineup.store.schema import PROJECTION_TABLES, workspaces
 
 from .streams import ACTIONS, REALISTIC, Step, StreamBuilder
 
 
 async def _all_projection_rows(store: Store) -> dict[str, list[dict[str, Any]]]:
-    snapshot: dict[str, list[dict[str, Any]]] = {}
-    async with store.reader() as r:
+    def read(r: Reader) -> dict[str, list[dict[str, Any]]]:
+        snapshot: dict[str, list[dict[str, Any]]] = {}
         for table in (*PROJECTION_TABLES, workspaces):
             stmt = select(table).order_by(*table.primary_key.columns)
-            rows = (await r.connection.execute(stmt)).all()
+            rows = r.connection.execute(stmt).all()
             snapshot[table.name] = [dict(row._mapping) for row in rows]
-    return snapshot
+        return snapshot
+
+    return await store.read(read)
 
 
 async def _append_and_rebuild(store: Store, steps: list[Step]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineup.store import Store, sweeps
+from lineup.store import Reader, Store, sweeps
 
 from .factory import create_workspace, event
 
@@ -36,13 +36,16 @@ async def test_sweeps_find_silent_agents_overdue_interactions_and_task_timelines
         {"interaction": {"id": "i1", "type": "input", "title": "?", "expiresAt": 5_000}},
     )  # fmt: skip
 
-    async with store.reader() as r:
-        offline = await sweeps.agents_with_status(r.connection, "offline")
-        unreachable = await sweeps.unreachable_tasks(r.connection, silent_before_ms=2_000)
-        not_yet = await sweeps.unreachable_tasks(r.connection, silent_before_ms=500)
-        overdue = await sweeps.overdue_interactions(r.connection, now_ms=5_000)
-        early = await sweeps.overdue_interactions(r.connection, now_ms=4_999)
-        timeline = await sweeps.task_events(r.connection, ws, "t1")
+    def read(r: Reader) -> Any:
+        offline = sweeps.agents_with_status(r.connection, "offline")
+        unreachable = sweeps.unreachable_tasks(r.connection, silent_before_ms=2_000)
+        not_yet = sweeps.unreachable_tasks(r.connection, silent_before_ms=500)
+        overdue = sweeps.overdue_interactions(r.connection, now_ms=5_000)
+        early = sweeps.overdue_interactions(r.connection, now_ms=4_999)
+        timeline = sweeps.task_events(r.connection, ws, "t1")
+        return offline, unreachable, not_yet, overdue, early, timeline
+
+    offline, unreachable, not_yet, overdue, early, timeline = await store.read(read)
     assert [a.id for a in offline] == ["a1"]
     assert [t.id for t in unreachable] == ["t1", "t2"]
     assert not_yet == []

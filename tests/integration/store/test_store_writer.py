@@ -1,67 +1,54 @@
-"""The single writer: group commit, per-job savepoints, results only after COMMIT."""
+"""The single writer: group commit, optimistic batches that fall back to a savepoint per job,
+results only after COMMIT."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from sqlalchemy import text
 
-from lineup.protocol.errors import InvalidArgument, Unavailable
+from lineup.protocol.errors import InvalidArgument, NotFound, Unavailable
 from lineup.protocol.ids import new_ulid
 from lineup.store import AppendResult, Store, StoredEvent, WriteTx
 
-from .factory import create_workspace, note
+from .factory import create_workspace, event, note
 
 DEADLINE = 30
 
 
-class Gate:
-    """Holds the writer inside one job so that the jobs queued meanwhile form one batch."""
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def job(self, tx: WriteTx) -> str:
-        self.entered.set()
-        await asyncio.wait_for(self.release.wait(), DEADLINE)
-        return "gate"
-
-
 async def _batch(store: Store, jobs: Sequence[Any]) -> list[Any]:
-    """Run ``jobs`` as one batch; returns each job's result or exception."""
-    gate = Gate()
-    held = asyncio.ensure_future(store.write(gate.job))
-    await asyncio.wait_for(gate.entered.wait(), DEADLINE)
+    """Run ``jobs`` as one batch; returns each job's result or exception.
+
+    The writer is idle between awaited writes, and every submission below reaches its queue
+    in the same turn of the event loop, before the writer task wakes: they form one batch.
+    """
     before = store.writer_stats
-    futures = [asyncio.ensure_future(store.write(job)) for job in jobs]
-    await asyncio.sleep(0)  # let every submission reach the queue
-    gate.release.set()
-    assert await asyncio.wait_for(held, DEADLINE) == "gate"
-    results = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), DEADLINE)
+    results = await asyncio.wait_for(
+        asyncio.gather(*(store.write(job) for job in jobs), return_exceptions=True), DEADLINE
+    )
     after = store.writer_stats
-    # The gate's transaction, then exactly one for all of ``jobs``, committed or not.
     committed = after.transactions_committed - before.transactions_committed
-    assert committed + after.batches_failed - before.batches_failed == 2
+    assert committed + after.batches_failed - before.batches_failed == 1
     return results
 
 
 async def test_a_failing_job_does_not_affect_the_others_in_its_batch(store: Store) -> None:
     ws = await create_workspace(store)
 
-    async def good(tx: WriteTx) -> AppendResult:
-        return await tx.append(note(ws))
+    def good(tx: WriteTx) -> AppendResult:
+        return tx.append(note(ws))
 
-    async def bad(tx: WriteTx) -> None:
-        await tx.append(note(ws))
+    def bad(tx: WriteTx) -> None:
+        tx.append(note(ws))
         raise InvalidArgument("changed my mind")
 
     before = store.writer_stats.transactions_committed
     results = await _batch(store, [good, bad, good])
-    assert store.writer_stats.transactions_committed == before + 2  # the gate's, then ours
+    assert store.writer_stats.transactions_committed == before + 1
     assert isinstance(results[1], InvalidArgument)
     assert [r.event.sequence for r in (results[0], results[2])] == [2, 3]
     assert [e.sequence for e in await store.read_events(ws)] == [1, 2, 3]
@@ -70,12 +57,12 @@ async def test_a_failing_job_does_not_affect_the_others_in_its_batch(store: Stor
 async def test_a_job_that_breaks_the_database_rolls_back_only_itself(store: Store) -> None:
     ws = await create_workspace(store)
 
-    async def good(tx: WriteTx) -> AppendResult:
-        return await tx.append(note(ws))
+    def good(tx: WriteTx) -> AppendResult:
+        return tx.append(note(ws))
 
-    async def duplicate_key(tx: WriteTx) -> None:
-        await tx.append(note(ws))
-        await tx.execute(
+    def duplicate_key(tx: WriteTx) -> None:
+        tx.append(note(ws))
+        tx.execute(
             text("INSERT INTO workspaces (id, name, created_at) VALUES (:i, 'x', 0)"), {"i": ws}
         )
 
@@ -84,22 +71,101 @@ async def test_a_job_that_breaks_the_database_rolls_back_only_itself(store: Stor
     assert [e.sequence for e in await store.read_events(ws)] == [1, 2, 3]
 
 
+async def test_a_job_that_fails_before_writing_fails_alone_without_a_rerun(
+    store: Store,
+) -> None:
+    ws = await create_workspace(store)
+    runs: list[str] = []
+
+    def good(tx: WriteTx) -> AppendResult:
+        runs.append("good")
+        return tx.append(note(ws))
+
+    def refuses(tx: WriteTx) -> None:
+        runs.append("refuses")
+        if tx.get_task(ws, "no-such-task") is None:
+            raise NotFound("no such task")
+
+    before = store.writer_stats
+    results = await _batch(store, [good, refuses, good])
+    after = store.writer_stats
+    assert isinstance(results[1], NotFound)
+    assert [r.event.sequence for r in (results[0], results[2])] == [2, 3]
+    assert runs == ["good", "refuses", "good"]
+    assert after.batches_isolated == before.batches_isolated
+    assert after.jobs_failed == before.jobs_failed + 1
+
+
+async def test_a_job_that_fails_after_writing_reruns_the_batch_a_savepoint_per_job(
+    store: Store,
+) -> None:
+    ws = await create_workspace(store)
+    runs: list[str] = []
+
+    def good(tx: WriteTx) -> AppendResult:
+        runs.append("good")
+        return tx.append(note(ws))
+
+    def bad(tx: WriteTx) -> None:
+        runs.append("bad")
+        tx.append(note(ws))
+        raise InvalidArgument("changed my mind")
+
+    before = store.writer_stats
+    results = await _batch(store, [good, bad, good])
+    assert isinstance(results[1], InvalidArgument)
+    assert runs == ["good", "bad", "good", "bad", "good"]  # optimistic, then isolated
+    assert store.writer_stats.batches_isolated == before.batches_isolated + 1
+    assert [e.sequence for e in await store.read_events(ws)] == [1, 2, 3]
+
+
+async def test_the_same_event_twice_in_one_batch_is_stored_once(store: Store) -> None:
+    ws = await create_workspace(store)
+    resent = note(ws)
+
+    def good(tx: WriteTx) -> AppendResult:
+        return tx.append(note(ws))
+
+    def send(tx: WriteTx) -> AppendResult:
+        return tx.append(resent)
+
+    first, other, again = await _batch(store, [send, good, send])
+    assert (first.duplicate, again.duplicate) == (False, True)
+    assert again.event == first.event
+    assert [first.event.sequence, other.event.sequence] == [2, 3]
+    assert await store.last_sequence(ws) == 3
+
+
+async def test_an_append_that_fails_is_undone_even_if_its_job_carries_on(store: Store) -> None:
+    ws = await create_workspace(store)
+
+    def carries_on(tx: WriteTx) -> int:
+        with contextlib.suppress(InvalidArgument):
+            tx.append(event(ws, "task.created", {"taskId": "t1"}))  # no title: fails late
+        return tx.append(note(ws)).event.sequence
+
+    results = await _batch(store, [carries_on])
+    assert results == [2]
+    assert [e.type for e in await store.read_events(ws)] == ["workspace.created", "test.note"]
+    assert await store.read(lambda r: r.get_task(ws, "t1")) is None
+
+
 async def test_when_commit_fails_every_job_of_the_batch_is_unavailable(store: Store) -> None:
     ws = await create_workspace(store)
     table = f"t_{new_ulid().lower()}"
 
-    async def good(tx: WriteTx) -> AppendResult:
-        return await tx.append(note(ws))
+    def good(tx: WriteTx) -> AppendResult:
+        return tx.append(note(ws))
 
-    async def breaks_commit(tx: WriteTx) -> None:
-        # A deferred constraint is only checked at COMMIT, after every savepoint succeeded.
-        await tx.execute(
+    def breaks_commit(tx: WriteTx) -> None:
+        # A deferred constraint is only checked at COMMIT, after every job succeeded.
+        tx.execute(
             text(
                 f"CREATE TEMPORARY TABLE {table} (id INTEGER PRIMARY KEY, ref INTEGER "
                 f"REFERENCES {table}(id) DEFERRABLE INITIALLY DEFERRED)"
             )
         )
-        await tx.execute(text(f"INSERT INTO {table} (id, ref) VALUES (1, 2)"))
+        tx.execute(text(f"INSERT INTO {table} (id, ref) VALUES (1, 2)"))
 
     results = await _batch(store, [good, breaks_commit, good])
     assert all(isinstance(r, Unavailable) for r in results), results
@@ -126,10 +192,10 @@ async def test_jobs_are_batched_under_load(store: Store) -> None:
 async def test_a_write_returns_what_its_job_returned(store: Store) -> None:
     ws = await create_workspace(store)
 
-    async def two_events(tx: WriteTx) -> list[int]:
-        first = await tx.append(note(ws, 1))
-        second = await tx.append(note(ws, 2))
-        task = await tx.get_task(ws, "none")
+    def two_events(tx: WriteTx) -> list[int]:
+        first = tx.append(note(ws, 1))
+        second = tx.append(note(ws, 2))
+        task = tx.get_task(ws, "none")
         assert task is None
         return [first.event.sequence, second.event.sequence]
 
@@ -139,16 +205,16 @@ async def test_a_write_returns_what_its_job_returned(store: Store) -> None:
 async def test_reads_inside_a_write_see_its_own_uncommitted_work(store: Store) -> None:
     ws = await create_workspace(store)
 
-    async def job(tx: WriteTx) -> int:
-        await tx.append(note(ws))
-        return await tx.last_sequence(ws)
+    def job(tx: WriteTx) -> int:
+        tx.append(note(ws))
+        return tx.last_sequence(ws)
 
     assert await store.write(job) == 2
 
 
 async def test_writing_from_inside_a_job_is_refused_instead_of_deadlocking(store: Store) -> None:
-    async def nested(tx: WriteTx) -> None:
-        await store.write(lambda inner: inner.last_sequence("x"))
+    def nested(tx: WriteTx) -> None:
+        store.write(lambda inner: inner.last_sequence("x"))
 
     with pytest.raises(RuntimeError):
         await asyncio.wait_for(store.write(nested), DEADLINE)
@@ -165,12 +231,12 @@ async def test_commit_listeners_get_new_events_in_order_after_commit(store: Stor
     duplicate = note(ws)
     await store.append(duplicate)
 
-    async def fails(tx: WriteTx) -> None:
-        await tx.append(note(ws))
+    def fails(tx: WriteTx) -> None:
+        tx.append(note(ws))
         raise InvalidArgument("no")
 
-    async def appends(tx: WriteTx) -> AppendResult:
-        return await tx.append(note(ws))
+    def appends(tx: WriteTx) -> AppendResult:
+        return tx.append(note(ws))
 
     await _batch(store, [appends, fails, lambda tx: tx.append(duplicate), appends])
     remove()

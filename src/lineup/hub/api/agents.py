@@ -12,6 +12,7 @@ from lineup.hub import pairing
 from lineup.hub.agent_gateway import CLOSE_REVOKED
 from lineup.hub.api import views
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
+from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
 from lineup.protocol.errors import NotFound
 
@@ -84,15 +85,13 @@ async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
 
 @router.get("/workspaces/{workspace_id}/agents")
 async def list_agents(hub: Hub, person: Member) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        agents = await read.list_agents(person.workspace_id)
+    agents = await hub.store.read(lambda r: r.list_agents(person.workspace_id))
     return {"agents": [views.agent(a, hub.presence) for a in agents]}
 
 
 @router.get("/workspaces/{workspace_id}/agents/{agent_id}")
 async def get_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        agent = await read.get_agent(person.workspace_id, agent_id)
+    agent = await hub.store.read(lambda r: r.get_agent(person.workspace_id, agent_id))
     if agent is None:
         raise NotFound(f"No agent {agent_id!r} in this workspace.")
     return views.agent(agent, hub.presence)
@@ -102,12 +101,12 @@ async def get_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
 async def rename_agent(
     agent_id: str, body: Rename, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
-    async def job(w: Any) -> None:
-        agent = await w.read.get_agent(person.workspace_id, agent_id)
+    def job(w: Writing) -> None:
+        agent = w.read.get_agent(person.workspace_id, agent_id)
         if agent is None:
             raise NotFound(f"No agent {agent_id!r} in this workspace.")
         if agent.name != body.name.strip():
-            await w.append(
+            w.append(
                 person.workspace_id,
                 "agent.renamed",
                 {"agentId": agent_id, "name": body.name.strip()},

@@ -55,9 +55,9 @@ def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession
 
 
 async def _me(hub: HubState, user_id: str) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        user = await read.get_user(user_id)
-        workspaces = await read.list_user_workspaces(user_id)
+    user, workspaces = await hub.store.read(
+        lambda r: (r.get_user(user_id), r.list_user_workspaces(user_id))
+    )
     assert user is not None
     return {"user": views.user(user), "workspaces": [views.workspace(w) for w in workspaces]}
 

@@ -47,8 +47,8 @@ class Answer(Body):
     response: InteractionResponse
 
 
-async def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
-    return {a.id: a for a in await read.list_agents(workspace_id)}
+def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
+    return {a.id: a for a in read.list_agents(workspace_id)}
 
 
 # --- conversations and messages ------------------------------------------------------------
@@ -58,8 +58,7 @@ async def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
 async def list_conversations(
     hub: Hub, person: Member, limit: Annotated[int, Query(ge=1, le=500)] = 100
 ) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        rows = await read.list_conversations(person.workspace_id, limit)
+    rows = await hub.store.read(lambda r: r.list_conversations(person.workspace_id, limit))
     return {"conversations": [views.conversation(c) for c in rows]}
 
 
@@ -77,8 +76,7 @@ async def create_conversation(
 
 @router.get("/conversations/{conversation_id}")
 async def get_conversation(conversation_id: str, hub: Hub, person: Member) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        row = await read.get_conversation(person.workspace_id, conversation_id)
+    row = await hub.store.read(lambda r: r.get_conversation(person.workspace_id, conversation_id))
     if row is None:
         raise NotFound(f"No conversation {conversation_id!r} in this workspace.")
     return views.conversation(row)
@@ -94,25 +92,29 @@ async def list_messages(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
     """A page of messages in order; ``before`` scrolls back, ``after`` pages forward."""
-    async with hub.store.reader() as read:
-        if await read.get_conversation(person.workspace_id, conversation_id) is None:
+    ws = person.workspace_id
+
+    def read(r: Reader) -> dict[str, Any]:
+        if r.get_conversation(ws, conversation_id) is None:
             raise NotFound(f"No conversation {conversation_id!r} in this workspace.")
-        rows = await read.list_messages(
-            person.workspace_id, conversation_id, before=before, after=after, limit=limit
-        )
-        tasks = await read.list_tasks(person.workspace_id, conversation_id=conversation_id)
-        interactions = await read.list_interactions(
-            person.workspace_id, conversation_id=conversation_id
-        )
-        artifacts = await read.list_artifacts(person.workspace_id, conversation_id=conversation_id)
-        agents = await _agents(read, person.workspace_id)
-    return {
-        "messages": [views.message(m) for m in rows],
-        "hasMore": len(rows) == limit,
-        "tasks": [views.task(t, agents) for t in tasks],
-        "interactions": [views.interaction(i) for i in interactions],
-        "artifacts": [views.artifact(a) for a in artifacts],
-    }
+        rows = r.list_messages(ws, conversation_id, before=before, after=after, limit=limit)
+        agents = _agents(r, ws)
+        return {
+            "messages": [views.message(m) for m in rows],
+            "hasMore": len(rows) == limit,
+            "tasks": [
+                views.task(t, agents) for t in r.list_tasks(ws, conversation_id=conversation_id)
+            ],
+            "interactions": [
+                views.interaction(i)
+                for i in r.list_interactions(ws, conversation_id=conversation_id)
+            ],
+            "artifacts": [
+                views.artifact(a) for a in r.list_artifacts(ws, conversation_id=conversation_id)
+            ],
+        }
+
+    return await hub.store.read(read)
 
 
 @router.post("/conversations/{conversation_id}/messages", status_code=201)
@@ -131,8 +133,9 @@ async def post_message(
             event_id=key,
         )
     )
-    async with hub.store.reader() as read:
-        row = await read.get_message(person.workspace_id, recorded.value["messageId"])
+    row = await hub.store.read(
+        lambda r: r.get_message(person.workspace_id, recorded.value["messageId"])
+    )
     assert row is not None
     return {
         "message": views.message(row),
@@ -152,12 +155,13 @@ async def list_tasks(
     status: Annotated[str, Query(pattern="^(all|running|waiting|done)$")] = "all",
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        rows = await read.list_tasks(
-            person.workspace_id, statuses=TASK_FILTERS[status], limit=limit
-        )
-        agents = await _agents(read, person.workspace_id)
-    return {"tasks": [views.task(t, agents) for t in rows]}
+
+    def read(r: Reader) -> dict[str, Any]:
+        rows = r.list_tasks(person.workspace_id, statuses=TASK_FILTERS[status], limit=limit)
+        agents = _agents(r, person.workspace_id)
+        return {"tasks": [views.task(t, agents) for t in rows]}
+
+    return await hub.store.read(read)
 
 
 @router.post("/tasks", status_code=201)
@@ -176,19 +180,22 @@ async def create_task(
 @router.get("/tasks/{task_id}")
 async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     """Status, progress, summary, children, interactions, artifacts and the event timeline."""
-    async with hub.store.reader() as read:
-        detail = await read.get_task_detail(person.workspace_id, task_id)
+
+    def read(r: Reader) -> dict[str, Any]:
+        detail = r.get_task_detail(person.workspace_id, task_id)
         if detail is None:
             raise NotFound(f"No task {task_id!r} in this workspace.")
-        timeline = await sweeps.task_events(read.connection, person.workspace_id, task_id)
-        agents = await _agents(read, person.workspace_id)
-    return {
-        "task": views.task(detail.task, agents),
-        "children": [views.task(c, agents) for c in detail.children],
-        "interactions": [views.interaction(i) for i in detail.interactions],
-        "artifacts": [views.artifact(a) for a in detail.artifacts],
-        "timeline": [views.event(e) for e in timeline],
-    }
+        timeline = sweeps.task_events(r.connection, person.workspace_id, task_id)
+        agents = _agents(r, person.workspace_id)
+        return {
+            "task": views.task(detail.task, agents),
+            "children": [views.task(c, agents) for c in detail.children],
+            "interactions": [views.interaction(i) for i in detail.interactions],
+            "artifacts": [views.artifact(a) for a in detail.artifacts],
+            "timeline": [views.event(e) for e in timeline],
+        }
+
+    return await hub.store.read(read)
 
 
 @router.post("/tasks/{task_id}/cancel")
@@ -211,17 +218,15 @@ async def list_interactions(
     person: Member,
     status: Annotated[str | None, Query(pattern="^(requested|resolved|expired|cancelled)$")] = None,
 ) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        rows = await read.list_interactions(
-            person.workspace_id, statuses=[status] if status else None
-        )
+    rows = await hub.store.read(
+        lambda r: r.list_interactions(person.workspace_id, statuses=[status] if status else None)
+    )
     return {"interactions": [views.interaction(i) for i in rows]}
 
 
 @router.get("/interactions/{interaction_id}")
 async def get_interaction(interaction_id: str, hub: Hub, person: Member) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        row = await read.get_interaction(person.workspace_id, interaction_id)
+    row = await hub.store.read(lambda r: r.get_interaction(person.workspace_id, interaction_id))
     if row is None:
         raise NotFound(f"No interaction {interaction_id!r} in this workspace.")
     return views.interaction(row)
@@ -245,29 +250,27 @@ async def respond(
 
 
 async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        waiting = await read.list_interactions(workspace_id, statuses=["requested"])
-        failed = await read.list_tasks(workspace_id, statuses=["failed"], limit=recent)
-        active = await read.list_tasks(
-            workspace_id, statuses=["running", "waiting_for_human"], limit=200
-        )
-        done = await read.list_tasks(
-            workspace_id, statuses=["succeeded", "cancelled"], limit=recent
-        )
-        agents = await _agents(read, workspace_id)
-    lost = [views.task(t, agents) for t in active]
-    lost = [t for t in lost if t["agentConnectionLost"]]
-    attention = [views.task(t, agents) for t in failed]
-    return {
-        "waitingForMe": [views.interaction(i) for i in waiting],
-        "needsAttention": lost + attention,
-        "recentlyDone": [views.task(t, agents) for t in done],
-        "counts": {
-            "waitingForMe": len(waiting),
-            "needsAttention": len(lost) + len(attention),
-            "unread": len(waiting) + len(lost),
-        },
-    }
+    def read(r: Reader) -> dict[str, Any]:
+        waiting = r.list_interactions(workspace_id, statuses=["requested"])
+        failed = r.list_tasks(workspace_id, statuses=["failed"], limit=recent)
+        active = r.list_tasks(workspace_id, statuses=["running", "waiting_for_human"], limit=200)
+        done = r.list_tasks(workspace_id, statuses=["succeeded", "cancelled"], limit=recent)
+        agents = _agents(r, workspace_id)
+        lost = [views.task(t, agents) for t in active]
+        lost = [t for t in lost if t["agentConnectionLost"]]
+        attention = [views.task(t, agents) for t in failed]
+        return {
+            "waitingForMe": [views.interaction(i) for i in waiting],
+            "needsAttention": lost + attention,
+            "recentlyDone": [views.task(t, agents) for t in done],
+            "counts": {
+                "waitingForMe": len(waiting),
+                "needsAttention": len(lost) + len(attention),
+                "unread": len(waiting) + len(lost),
+            },
+        }
+
+    return await hub.store.read(read)
 
 
 @router.get("/inbox")
@@ -286,10 +289,11 @@ async def list_artifacts(
     task_id: Annotated[str | None, Query(alias="taskId", max_length=128)] = None,
     conversation_id: Annotated[str | None, Query(alias="conversationId", max_length=128)] = None,
 ) -> dict[str, Any]:
-    async with hub.store.reader() as read:
-        rows = await read.list_artifacts(
+    rows = await hub.store.read(
+        lambda r: r.list_artifacts(
             person.workspace_id, task_id=task_id, conversation_id=conversation_id
         )
+    )
     return {"artifacts": [views.artifact(a) for a in rows]}
 
 

@@ -1,6 +1,6 @@
 """Alembic migrations for both dialects, run from code rather than an ``alembic.ini``.
 
-``upgrade_head`` takes a synchronous connection (``AsyncConnection.run_sync``) that is already
+``upgrade_head`` takes a synchronous connection (the store's writer connection) that is already
 inside a transaction, so the migration commits or rolls back with its caller. To write a new
 revision: ``alembic.command.revision(alembic_config(url), message=..., autogenerate=True)``.
 """

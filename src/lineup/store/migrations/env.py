@@ -8,7 +8,7 @@ import os
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from lineup.store.engines import create_engines, parse_url
+from lineup.store.engines import create_backend, parse_url
 from lineup.store.schema import metadata
 
 config = context.config
@@ -26,14 +26,17 @@ def _run(connection: Connection) -> None:
         context.run_migrations()
 
 
+def _run_in_transaction(connection: Connection) -> None:
+    with connection.begin():
+        _run(connection)
+
+
 async def _run_with_url(url: str) -> None:
-    writer, reader = create_engines(parse_url(url))
+    backend = create_backend(parse_url(url), read_pool_size=1)
     try:
-        async with writer.begin() as conn:
-            await conn.run_sync(_run)
+        await backend.run_writer(_run_in_transaction)
     finally:
-        await writer.dispose()
-        await reader.dispose()
+        await backend.dispose()
 
 
 def _url() -> str:

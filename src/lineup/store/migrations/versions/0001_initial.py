@@ -46,6 +46,7 @@ def upgrade() -> None:
         sa.Column("id", ID, nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
         sa.Column("last_sequence", sa.BigInteger(), server_default="0", nullable=False),
+        sa.Column("last_recorded_at", sa.BigInteger(), server_default="0", nullable=False),
         _ms("created_at"),
         _pk("workspaces", "id"),
     )
