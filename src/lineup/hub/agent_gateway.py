@@ -295,12 +295,20 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
 
 
 async def _disconnected(hub: HubState, connection: AgentConnection) -> None:
+    """Record the agent offline at once — shielded, so a cancelled connection task (server
+    shutdown, a test client closing) still leaves the truth in the log."""
     link = connection.link
     if link is None or not hub.presence.detach(link):
         return
-    with contextlib.suppress(LineupError):
-        await hub.recorder.run(
-            lambda w: commands.agent_went_offline(
-                w, link.workspace_id, link.agent_id, link.last_beat_ms
+
+    async def record() -> None:
+        try:
+            await hub.recorder.run(
+                lambda w: commands.agent_went_offline(
+                    w, link.workspace_id, link.agent_id, link.last_beat_ms
+                )
             )
-        )
+        except LineupError:
+            log.exception("could not record agent %s offline", link.agent_id)
+
+    await asyncio.shield(asyncio.ensure_future(record()))

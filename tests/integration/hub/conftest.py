@@ -51,8 +51,10 @@ def fast_settings(database_url: str, home: Path, **overrides: object) -> Setting
     values: dict[str, object] = {
         "database_url": database_url,
         "home": home,
-        "heartbeat_interval": 0.2,
-        "grace_period": 1.0,
+        # long enough that a slow, loaded machine never drops a silent test agent;
+        # tests about presence build their own app with short timings
+        "heartbeat_interval": 30.0,
+        "grace_period": 60.0,
         "monitor_interval": 0.05,
         "static_dir": home / "no-web-app",
     }

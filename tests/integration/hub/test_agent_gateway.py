@@ -1,11 +1,16 @@
 """The agents' WebSocket (seed 001 §7.4, §10, §11; issue 3 items 4 and 11)."""
 
 import json
+import time
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
+from lineup.hub import create_app
 from tests.integration.hub.client import AgentSocket, HubClient, Person, wait_until
+from tests.integration.hub.conftest import fast_settings
 
 
 def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
@@ -177,31 +182,50 @@ def test_a_reconnecting_agent_gets_the_downlink_it_missed_in_order(hub: HubClien
 
 
 def test_an_agent_that_stops_beating_goes_offline_and_its_task_shows_connection_lost(
-    hub: HubClient,
+    hub_database: str, tmp_path: Path
 ):
-    ana = hub.sign_up()
-    creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
-        task_id = _task(ana, creds["agentId"])
-        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-        # no heartbeats: two missed (2 × 0.2 s) and the hub closes the link
-        wait_until(
-            lambda: ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline",
-            "agent offline",
-        )
-        task = _status(ana, task_id)
-        assert task["status"] == "running"
-        assert task["agentConnectionLost"] is True and task["lastHeartbeatAt"]
-        inbox = ana.ok(ana.get("/inbox"))
-        assert [t["id"] for t in inbox["needsAttention"]] == [task_id]
-        # grace period (1 s in tests) ends: the task fails with agent_unreachable
-        failed = wait_until(
-            lambda: (t := _status(ana, task_id))["status"] == "failed" and t, "task failed"
-        )
-        assert failed["error"] == "agent_unreachable"
-    finally:
-        context.__exit__(None, None, None)
+    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0)
+    with TestClient(create_app(settings)) as client:
+        hub = HubClient(client)
+        ana = hub.sign_up()
+        creds = hub.pair(ana)
+        agent, context = hub.connect_agent(creds)
+        try:
+            task_id = _task(ana, creds["agentId"])
+            agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+            # no heartbeats: two missed (2 × 0.2 s) and the hub closes the link
+            wait_until(
+                lambda: ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline",
+                "agent offline",
+            )
+            task = _status(ana, task_id)
+            assert task["status"] == "running"
+            assert task["agentConnectionLost"] is True and task["lastHeartbeatAt"]
+            inbox = ana.ok(ana.get("/inbox"))
+            assert [t["id"] for t in inbox["needsAttention"]] == [task_id]
+            # grace period (1 s here) ends: the task fails with agent_unreachable
+            failed = wait_until(
+                lambda: (t := _status(ana, task_id))["status"] == "failed" and t, "task failed"
+            )
+            assert failed["error"] == "agent_unreachable"
+        finally:
+            context.__exit__(None, None, None)
+
+
+def test_heartbeats_keep_an_agent_online(hub_database: str, tmp_path: Path):
+    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0)
+    with TestClient(create_app(settings)) as client:
+        hub = HubClient(client)
+        ana = hub.sign_up()
+        creds = hub.pair(ana)
+        agent, context = hub.connect_agent(creds)
+        try:
+            deadline = time.monotonic() + 1.5  # several offline windows (0.4 s each)
+            while time.monotonic() < deadline:
+                assert agent.call("agent.heartbeat", {})["type"] == "ack"
+            assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
+        finally:
+            context.__exit__(None, None, None)
 
 
 def test_a_second_connection_replaces_the_first(hub: HubClient):
