@@ -32,7 +32,7 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 
 
 def upgrade_head(connection: Connection) -> None:
-    command.upgrade(alembic_config(connection=connection), "head")
+    command.upgrade(alembic_config(connection=connection), "heads")
 
 
 def current_revision(connection: Connection) -> str | None:
