@@ -57,6 +57,7 @@ class AgentConnection:
         self.identity = identity
         self._send_lock = asyncio.Lock()
         self.link: AgentLink | None = None
+        self._conversations: dict[str, str | None] = {}
 
     async def send_text(self, text: str) -> None:
         async with self._send_lock:
@@ -210,12 +211,25 @@ class AgentConnection:
             )
         )
 
+    async def _conversation_of(self, task_id: str) -> str | None:
+        """The task's conversation, for streamed text that named only the task (cached)."""
+        if task_id not in self._conversations:
+            ws, agent_id = self.identity.workspace_id, self.identity.agent_id
+            task = await self.hub.store.read(lambda r: r.get_task(ws, task_id))
+            mine = task is not None and task.target_agent_id == agent_id
+            self._conversations[task_id] = task.conversation_id if mine and task else None
+        return self._conversations[task_id]
+
     async def dispatch(self, envelope: Envelope, payload: Any) -> Recorded:
         kind = envelope.type
         agent = self.identity
         if kind in ("agent.heartbeat", "agent.hello"):
             return Recorded(None)
         if kind == "message.delta":
+            if envelope.conversation_id is None and envelope.task_id is not None:
+                envelope = envelope.model_copy(
+                    update={"conversation_id": await self._conversation_of(envelope.task_id)}
+                )
             frame = envelope.model_copy(update={"sequence": None}).wire()
             frame["actor"] = agent.actor
             self.hub.broker.publish_ephemeral(agent.workspace_id, frame)

@@ -118,21 +118,30 @@ async def _redis_ok(url: str) -> str:
 
 
 def _mount_web_app(app: FastAPI, static_dir: Path) -> None:
-    """Serve the built web app; any unknown path gets index.html (client-side routes)."""
+    """Serve the built web app; any unknown path gets index.html (client-side routes).
+
+    The files are listed once at start (so no request can reach outside the folder) and again
+    when a request misses a file-like path, which picks up a rebuild without a restart.
+    """
     root = static_dir.resolve()
     index = root / "index.html"
-    files = (
-        {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
-        if root.is_dir()
-        else set()
-    )
+
+    def scan() -> set[str]:
+        if not root.is_dir():
+            return set()
+        return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+    files = scan()
 
     @app.get("/{path:path}", include_in_schema=False, response_model=None)
     async def web_app(path: str) -> FileResponse | HTMLResponse:
+        nonlocal files
         if path.startswith(("api/", "ws/")):
             from lineup.protocol.errors import NotFound
 
             raise NotFound("There is nothing at this address.")
+        if path not in files and ("." in path.rsplit("/", 1)[-1] or "index.html" not in files):
+            files = await asyncio.to_thread(scan)
         if "index.html" not in files:
             return HTMLResponse(_PLACEHOLDER)
         if path in files:

@@ -96,12 +96,18 @@ def redeem(
     return Paired(agent_id, record.workspace_id, credential, agent_name)
 
 
-def revoke(w: Writing, person: Person, agent_id: str) -> bool:
+def revoke(w: Writing, person: Person, agent_id: str, event_id: str | None = None) -> bool:
     agent = w.read.get_agent(person.workspace_id, agent_id)
     if agent is None:
         raise NotFound(f"No agent {agent_id!r} in this workspace.")
     store_auth.revoke_agent_credentials(w.connection, agent_id, w.now_ms)
     if agent.status == "revoked":
         return False
-    w.append(person.workspace_id, "agent.revoked", {"agentId": agent_id}, actor=person.actor)
+    w.append(
+        person.workspace_id,
+        "agent.revoked",
+        {"agentId": agent_id},
+        actor=person.actor,
+        event_id=event_id,
+    )
     return True

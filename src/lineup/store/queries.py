@@ -102,6 +102,22 @@ class Reader:
         params = {"workspace_id": workspace_id, "after": after, "limit": _limit(limit)}
         return [event_from_row(r) for r in self._rows(_READ_EVENTS, params)]
 
+    def read_events_of_types(
+        self, workspace_id: str, types: Sequence[str], after: int = 0, limit: int = 500
+    ) -> list[StoredEvent]:
+        """Events of the given types after ``after``, in order (e.g. one agent's history)."""
+        stmt = (
+            select(events)
+            .where(
+                events.c.workspace_id == workspace_id,
+                events.c.type.in_(list(types)),
+                events.c.sequence > after,
+            )
+            .order_by(events.c.sequence)
+            .limit(_limit(limit))
+        )
+        return [event_from_row(r) for r in self._conn.execute(stmt).all()]
+
     def get_event(self, workspace_id: str, event_id: str) -> StoredEvent | None:
         row = self._first(_GET_EVENT, {"workspace_id": workspace_id, "id": event_id})
         return None if row is None else event_from_row(row)

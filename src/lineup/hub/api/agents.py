@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
 from lineup.hub import pairing
@@ -15,6 +15,7 @@ from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
 from lineup.protocol.errors import NotFound
+from lineup.store import Reader
 
 router = APIRouter(prefix="/api", tags=["agents"])
 
@@ -119,10 +120,51 @@ async def rename_agent(
 
 
 @router.post("/workspaces/{workspace_id}/agents/{agent_id}/revoke")
-async def revoke_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
+async def revoke_agent(
+    agent_id: str, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
     """Revoke at once: the credential never works again and the open connection is closed."""
-    await hub.recorder.run(lambda w: pairing.revoke(w, person, agent_id))
+    await hub.recorder.run(lambda w: pairing.revoke(w, person, agent_id, event_id=key))
     link = hub.presence.get(agent_id)
     if link is not None and link.workspace_id == person.workspace_id:
         await link.close(CLOSE_REVOKED, "revoked")
     return await get_agent(agent_id, hub, person)
+
+
+AGENT_HISTORY = (
+    "agent.paired",
+    "agent.connected",
+    "agent.status_changed",
+    "agent.renamed",
+    "agent.revoked",
+)
+
+
+@router.get("/workspaces/{workspace_id}/agents/{agent_id}/events")
+async def agent_events(
+    agent_id: str,
+    hub: Hub,
+    person: Member,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> dict[str, Any]:
+    """The agent's own history (paired, connected, offline, renamed, revoked): diagnostics."""
+    ws = person.workspace_id
+
+    def read(r: Reader) -> list[dict[str, Any]] | None:
+        if r.get_agent(ws, agent_id) is None:
+            return None
+        found: list[dict[str, Any]] = []
+        cursor = after
+        while len(found) < limit:
+            page = r.read_events_of_types(ws, AGENT_HISTORY, after=cursor, limit=1000)
+            found.extend(views.event(e) for e in page if e.payload.get("agentId") == agent_id)
+            if len(page) < 1000:
+                break
+            cursor = page[-1].sequence
+        return found[:limit]
+
+    history = await hub.store.read(read)
+    if history is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.")
+    return {"events": history}

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from lineup.hub import accounts
 from lineup.hub.api import views
-from lineup.hub.api.deps import CSRF_COOKIE, SESSION_COOKIE, Body, Hub, SignedInUser
+from lineup.hub.api.deps import CSRF_COOKIE, SESSION_COOKIE, Body, Hub, Member, SignedInUser
 from lineup.hub.state import HubState
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -113,3 +113,15 @@ async def create_workspace(body: NewWorkspace, hub: Hub, signed: SignedInUser) -
 
 def _ip(request: Request) -> str:
     return request.client.host if request.client else "unknown"
+
+
+@router.get("/workspaces/{workspace_id}/members")
+async def list_members(hub: Hub, person: Member) -> dict[str, Any]:
+    """Who belongs to the workspace, so apps can name the people in timelines."""
+    members = await hub.store.read(lambda r: r.list_members(person.workspace_id))
+    return {
+        "members": [
+            {**views.user(m.user), "role": m.role, "joinedAt": views.iso(m.joined_at)}
+            for m in members
+        ]
+    }

@@ -108,9 +108,13 @@ def task(t: Task, agents: dict[str, Agent] | None = None) -> dict[str, Any]:
     return body
 
 
-def interaction(i: Interaction) -> dict[str, Any]:
+def interaction(
+    i: Interaction, *, agent_name: str | None = None, task_title: str | None = None
+) -> dict[str, Any]:
     return {
         "id": i.id,
+        "agentName": agent_name,
+        "taskTitle": task_title,
         "type": i.kind,
         "status": i.status,
         "taskId": i.task_id,

@@ -14,7 +14,7 @@ from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.errors import Conflict, NotFound
 from lineup.protocol.interaction import InteractionResponse
-from lineup.store import Agent, Reader, sweeps
+from lineup.store import Agent, Interaction, Reader, sweeps
 
 router = APIRouter(prefix="/api/workspaces/{workspace_id}", tags=["work"])
 
@@ -45,6 +45,24 @@ class CancelRequest(Body):
 
 class Answer(Body):
     response: InteractionResponse
+
+
+def _interactions(r: Reader, workspace_id: str, rows: list[Interaction]) -> list[dict[str, Any]]:
+    """Interaction views with the asking agent's name and the task's title, for the cards."""
+    agents = _agents(r, workspace_id)
+    titles: dict[str, str] = {}
+    for row in rows:
+        if row.task_id and row.task_id not in titles:
+            task = r.get_task(workspace_id, row.task_id)
+            titles[row.task_id] = task.title if task else ""
+    return [
+        views.interaction(
+            i,
+            agent_name=agents[i.agent_id].name if i.agent_id in agents else None,
+            task_title=titles.get(i.task_id or "") or None,
+        )
+        for i in rows
+    ]
 
 
 def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
@@ -105,10 +123,9 @@ async def list_messages(
             "tasks": [
                 views.task(t, agents) for t in r.list_tasks(ws, conversation_id=conversation_id)
             ],
-            "interactions": [
-                views.interaction(i)
-                for i in r.list_interactions(ws, conversation_id=conversation_id)
-            ],
+            "interactions": _interactions(
+                r, ws, r.list_interactions(ws, conversation_id=conversation_id)
+            ),
             "artifacts": [
                 views.artifact(a) for a in r.list_artifacts(ws, conversation_id=conversation_id)
             ],
@@ -190,7 +207,7 @@ async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
         return {
             "task": views.task(detail.task, agents),
             "children": [views.task(c, agents) for c in detail.children],
-            "interactions": [views.interaction(i) for i in detail.interactions],
+            "interactions": _interactions(r, person.workspace_id, detail.interactions),
             "artifacts": [views.artifact(a) for a in detail.artifacts],
             "timeline": [views.event(e) for e in timeline],
         }
@@ -218,18 +235,27 @@ async def list_interactions(
     person: Member,
     status: Annotated[str | None, Query(pattern="^(requested|resolved|expired|cancelled)$")] = None,
 ) -> dict[str, Any]:
-    rows = await hub.store.read(
-        lambda r: r.list_interactions(person.workspace_id, statuses=[status] if status else None)
-    )
-    return {"interactions": [views.interaction(i) for i in rows]}
+    ws = person.workspace_id
+
+    def read(r: Reader) -> list[dict[str, Any]]:
+        rows = r.list_interactions(ws, statuses=[status] if status else None)
+        return _interactions(r, ws, rows)
+
+    return {"interactions": await hub.store.read(read)}
 
 
 @router.get("/interactions/{interaction_id}")
 async def get_interaction(interaction_id: str, hub: Hub, person: Member) -> dict[str, Any]:
-    row = await hub.store.read(lambda r: r.get_interaction(person.workspace_id, interaction_id))
-    if row is None:
+    ws = person.workspace_id
+
+    def read(r: Reader) -> dict[str, Any] | None:
+        row = r.get_interaction(ws, interaction_id)
+        return None if row is None else _interactions(r, ws, [row])[0]
+
+    view = await hub.store.read(read)
+    if view is None:
         raise NotFound(f"No interaction {interaction_id!r} in this workspace.")
-    return views.interaction(row)
+    return view
 
 
 @router.post("/interactions/{interaction_id}/respond")
@@ -238,9 +264,24 @@ async def respond(
 ) -> dict[str, Any]:
     """Answer once. The same answer again changes nothing; a different one is a conflict that
     names who answered first."""
-    recorded = await hub.recorder.run(
-        lambda w: commands.respond(w, person, interaction_id, body.response, event_id=key)
-    )
+    try:
+        recorded = await hub.recorder.run(
+            lambda w: commands.respond(w, person, interaction_id, body.response, event_id=key)
+        )
+    except Conflict as conflict:
+        current = await get_interaction(interaction_id, hub, person)
+        if current["status"] != "resolved":
+            raise
+        raise Conflict(
+            conflict.message,
+            details={
+                **conflict.details,
+                "respondedBy": current["respondedBy"],
+                "respondedByName": current["respondedByName"],
+                "respondedAt": current["respondedAt"],
+                "response": current["response"],
+            },
+        ) from None
     if isinstance(recorded.value, commands.Expired):
         raise Conflict(
             "This request expired before your answer arrived; it can no longer be answered.",
@@ -260,7 +301,7 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
         lost = [t for t in lost if t["agentConnectionLost"]]
         attention = [views.task(t, agents) for t in failed]
         return {
-            "waitingForMe": [views.interaction(i) for i in waiting],
+            "waitingForMe": _interactions(r, workspace_id, waiting),
             "needsAttention": lost + attention,
             "recentlyDone": [views.task(t, agents) for t in done],
             "counts": {

@@ -1,0 +1,97 @@
+"""What apps need to render cards and timelines without extra round trips (issue 4)."""
+
+import json
+
+from tests.integration.hub.client import HubClient
+from tests.integration.hub.test_client_gateway import _open, _subscribe, _until_caught_up
+
+
+def _waiting_task(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana, "builder")
+    agent, context = hub.connect_agent(creds)
+    task_id = ana.ok(
+        ana.post("/tasks", {"title": "Tidy deps", "targetAgentId": creds["agentId"]}), 201
+    )["task"]["id"]
+    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+    agent.call(
+        "interaction.requested",
+        {"interaction": {"id": "int_v", "type": "approval", "title": "Go?"}},
+        taskId=task_id,
+    )
+    return ana, creds, agent, context, task_id
+
+
+def test_interaction_cards_carry_the_agent_name_and_the_task_title(hub: HubClient):
+    ana, _, _, context, _ = _waiting_task(hub)
+    try:
+        card = ana.ok(ana.get("/inbox"))["waitingForMe"][0]
+        assert (card["agentName"], card["taskTitle"]) == ("builder", "Tidy deps")
+        assert ana.ok(ana.get("/interactions/int_v"))["agentName"] == "builder"
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_a_conflicting_answer_says_who_answered_first_when_and_what(hub: HubClient):
+    ana, _, _, context, _ = _waiting_task(hub)
+    try:
+        ana.ok(ana.post("/interactions/int_v/respond", {"response": {"optionId": "approve"}}))
+        again = ana.ok(
+            ana.post("/interactions/int_v/respond", {"response": {"optionId": "approve"}})
+        )
+        assert again["status"] == "resolved"  # the same answer again is a no-op
+        response = ana.post("/interactions/int_v/respond", {"response": {"optionId": "reject"}})
+        assert response.status_code == 409
+        details = response.json()["error"]["details"]
+        assert details["respondedByName"] == "Ana"
+        assert details["response"] == {"optionId": "approve"}
+        assert details["respondedAt"].endswith("Z")
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_an_agents_history_lists_only_that_agent(hub: HubClient):
+    ana = hub.sign_up()
+    one = hub.pair(ana, "one")
+    hub.pair(ana, "two")
+    _, context = hub.connect_agent(one)
+    context.__exit__(None, None, None)
+    history = ana.ok(ana.get(f"/agents/{one['agentId']}/events"))["events"]
+    types = [e["type"] for e in history]
+    assert types[:2] == ["agent.paired", "agent.connected"]
+    assert "agent.status_changed" in types
+    assert {e["payload"]["agentId"] for e in history} == {one["agentId"]}
+    assert ana.get("/agents/agent_nope/events").status_code == 404
+
+
+def test_members_are_listed_for_naming_people(hub: HubClient):
+    ana = hub.sign_up()
+    members = ana.ok(ana.get("/members"))["members"]
+    assert [(m["displayName"], m["role"]) for m in members] == [("Ana", "owner")]
+
+
+def test_revoking_twice_with_one_key_records_once(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    for _ in range(2):
+        ana.ok(ana.post(f"/agents/{creds['agentId']}/revoke", {}, **{"Idempotency-Key": "r-1"}))
+    history = ana.ok(ana.get(f"/agents/{creds['agentId']}/events"))["events"]
+    assert [e["type"] for e in history].count("agent.revoked") == 1
+
+
+def test_streamed_text_that_names_only_the_task_reaches_the_app_with_its_conversation(
+    hub: HubClient,
+):
+    ana, _, agent, context, task_id = _waiting_task(hub)
+    try:
+        conversation = ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["conversationId"]
+        with _open(hub, ana) as ws:
+            _subscribe(ws, ana)
+            _until_caught_up(ws)
+            agent.call("message.delta", {"messageId": "m9", "delta": "Hi"}, taskId=task_id)
+            frame = json.loads(ws.receive_text())
+            while frame["type"] != "message.delta":
+                frame = json.loads(ws.receive_text())
+            assert frame["conversationId"] == conversation
+    finally:
+        context.__exit__(None, None, None)
