@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,31 @@ async def throwaway_pg_database() -> AsyncIterator[str]:
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
             await admin.close()
+
+
+@contextmanager
+def sync_throwaway_pg_database() -> Iterator[str]:
+    """The same throwaway database for synchronous fixtures (in-process apps, processes)."""
+    import asyncio
+
+    import asyncpg
+
+    def admin(sql: str) -> None:
+        async def run() -> None:
+            conn = await asyncpg.connect(PG_ADMIN_URL)
+            try:
+                await conn.execute(sql)
+            finally:
+                await conn.close()
+
+        asyncio.run(run())
+
+    name = f"lineup_t_{secrets.token_hex(6)}"
+    admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
+    finally:
+        admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def sqlite_url(directory: Path) -> str:

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url
+from tests.conftest import sync_throwaway_pg_database
 from tests.e2e.processes import HubProcess, Person
-
-
-def _admin(sql: str) -> None:
-    import asyncpg
-
-    async def run() -> None:
-        conn = await asyncpg.connect(PG_ADMIN_URL)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(run())
 
 
 @pytest.fixture(
@@ -36,12 +21,8 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
     if request.param == "sqlite":
         yield None  # the embedded default under LINEUP_HOME
         return
-    name = f"lineup_t_{secrets.token_hex(6)}"
-    _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
-    finally:
-        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with sync_throwaway_pg_database() as url:
+        yield url
 
 
 @pytest.fixture

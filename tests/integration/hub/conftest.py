@@ -3,8 +3,6 @@ speaks WebSocket), once on SQLite and once on a throwaway PostgreSQL database.""
 
 from __future__ import annotations
 
-import asyncio
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,21 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url, sqlite_url
+from tests.conftest import sqlite_url, sync_throwaway_pg_database
 from tests.integration.hub.client import HubClient
-
-
-def _admin(sql: str) -> None:
-    import asyncpg
-
-    async def run() -> None:
-        conn = await asyncpg.connect(PG_ADMIN_URL)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(run())
 
 
 @pytest.fixture(
@@ -39,12 +24,8 @@ def hub_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield sqlite_url(tmp_path)
         return
-    name = f"lineup_t_{secrets.token_hex(6)}"
-    _admin(f'CREATE DATABASE "{name}"')
-    try:
-        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
-    finally:
-        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with sync_throwaway_pg_database() as url:
+        yield url
 
 
 def fast_settings(database_url: str, home: Path, **overrides: object) -> Settings:
