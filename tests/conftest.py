@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,7 +69,9 @@ def sync_throwaway_pg_database() -> Iterator[str]:
             finally:
                 await conn.close()
 
-        asyncio.run(run())
+        # a thread of its own: the caller may already be inside a running event loop
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, run()).result()
 
     name = f"lineup_t_{secrets.token_hex(6)}"
     admin(f'CREATE DATABASE "{name}"')
