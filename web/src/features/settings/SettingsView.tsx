@@ -1,4 +1,4 @@
-// Settings: profile, workspace, appearance, notifications (not built yet), sign out.
+// Settings: profile, workspace, appearance, notifications, sign out.
 
 import { useId, useState } from "react";
 import { useWorkspace } from "../../app/workspace";
@@ -7,6 +7,7 @@ import { applyTheme, savedTheme, type ThemeChoice } from "../../lib/theme";
 import { useTitle } from "../../lib/useTitle";
 import { Button, Card, Icon } from "../../ui";
 import { ApiError } from "../../api/client";
+import { NotificationSettings } from "../notifications/NotificationSettings";
 
 export function SettingsView() {
   const { user, workspace } = useWorkspace();
@@ -100,16 +101,7 @@ export function SettingsView() {
         </fieldset>
       </Card>
 
-      <Card>
-        <h2 className="card-title">Notifications</h2>
-        <p className="coming-soon">
-          <span className="badge badge-neutral">Coming soon</span>
-          <span>
-            Notification preferences are not built into the hub yet. For now, keep LineUp open (or installed on your
-            phone's home screen): the inbox count in the top bar shows what waits for you.
-          </span>
-        </p>
-      </Card>
+      <NotificationSettings transport={session.transport} />
 
       <Card>
         <h2 className="card-title">Session</h2>

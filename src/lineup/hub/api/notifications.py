@@ -1,0 +1,273 @@
+"""A person's notifications: preferences, devices (Web Push subscriptions), delivery health and
+a test notification. Everything here belongs to the signed-in person, across workspaces."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Path, Response
+from pydantic import Field
+
+from lineup.hub.api import views
+from lineup.hub.api.deps import Body, Hub, SignedInUser
+from lineup.hub.notify import preferences as prefs_rules
+from lineup.hub.notify.worker import smtp_settings
+from lineup.hub.state import HubState
+from lineup.protocol.errors import InvalidArgument, NotFound
+from lineup.protocol.ids import new_id
+from lineup.store import notifications as ns
+
+router = APIRouter(prefix="/api/notifications", tags=["notifications"])
+
+MAX_DEVICES = 20
+
+
+class QuietHours(Body):
+    start: Annotated[str, Field(max_length=5)]
+    end: Annotated[str, Field(max_length=5)]
+
+
+class PreferencesBody(Body):
+    events: Annotated[list[str], Field(max_length=10)]
+    channels: Annotated[list[str], Field(max_length=10)]
+    quiet_hours: QuietHours | None = None
+    time_zone: Annotated[str, Field(min_length=1, max_length=64)] = "UTC"
+
+
+class SubscriptionKeys(Body):
+    p256dh: Annotated[str, Field(min_length=1, max_length=255)]
+    auth: Annotated[str, Field(min_length=1, max_length=255)]
+
+
+class DeviceBody(Body):
+    """A browser's ``PushSubscription.toJSON()`` plus a name for the device."""
+
+    endpoint: Annotated[str, Field(min_length=1, max_length=2048)]
+    keys: SubscriptionKeys
+    label: Annotated[str, Field(max_length=100)] = ""
+
+
+def _b64url(value: str, field: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidArgument(
+            "That is not a browser push subscription.", details={"field": field}
+        ) from exc
+
+
+def _check_subscription(hub: HubState, body: DeviceBody) -> None:
+    url = urlsplit(body.endpoint)
+    insecure_ok = hub.settings.push_allow_http
+    if url.scheme != "https" and not (insecure_ok and url.scheme == "http"):
+        raise InvalidArgument(
+            "A push endpoint must be an https URL.", details={"field": "endpoint"}
+        )
+    host = url.hostname or ""
+    if not host:
+        raise InvalidArgument("A push endpoint needs a host.", details={"field": "endpoint"})
+    if not insecure_ok:
+        # The hub POSTs to this address: never let it point into the hub's own network.
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            address = None
+        if host == "localhost" or (
+            address is not None
+            and (address.is_private or address.is_loopback or address.is_link_local)
+        ):
+            raise InvalidArgument(
+                "A push endpoint must be a public push service.", details={"field": "endpoint"}
+            )
+    key = _b64url(body.keys.p256dh, "keys.p256dh")
+    if len(key) != 65 or key[0] != 4:
+        raise InvalidArgument(
+            "keys.p256dh must be an uncompressed P-256 public key.",
+            details={"field": "keys.p256dh"},
+        )
+    if len(_b64url(body.keys.auth, "keys.auth")) != 16:
+        raise InvalidArgument("keys.auth must be a 16-byte secret.", details={"field": "keys.auth"})
+
+
+def _device(d: ns.Device) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "label": d.label,
+        "endpointOrigin": f"{urlsplit(d.endpoint).scheme}://{urlsplit(d.endpoint).netloc}",
+        "createdAt": views.iso(d.created_at),
+        "lastAttemptAt": views.iso(d.last_attempt_at),
+        "lastDeliveredAt": views.iso(d.last_delivered_at),
+        "failingSince": views.iso(d.failing_since),
+        "lastError": d.last_error,
+    }
+
+
+def _notification(n: ns.Notification, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": n.id,
+        "kind": n.kind,
+        "channel": n.channel,
+        "target": n.target,
+        "targetLabel": labels.get(n.target, "a removed device" if n.channel == "push" else "email"),
+        "title": n.title,
+        "body": n.body,
+        "link": n.link,
+        "status": n.status,
+        "attempts": n.attempts,
+        "createdAt": views.iso(n.created_at),
+        "deliveredAt": views.iso(n.delivered_at),
+        "nextAttemptAt": views.iso(n.next_attempt_at) if n.status == ns.PENDING else None,
+        "lastError": n.last_error,
+    }
+
+
+def _preferences(p: ns.Preferences) -> dict[str, Any]:
+    quiet = None
+    if p.quiet_start is not None and p.quiet_end is not None:
+        quiet = {"start": p.quiet_start, "end": p.quiet_end}
+    return {
+        "events": list(p.events),
+        "channels": list(p.channels),
+        "quietHours": quiet,
+        "timeZone": p.time_zone,
+    }
+
+
+async def notifications_view(hub: HubState, user_id: str) -> dict[str, Any]:
+    def read(r: Any) -> dict[str, Any]:
+        conn = r.connection
+        user = r.get_user(user_id)
+        stored = ns.get_preferences(conn, [user_id]).get(user_id)
+        chosen = stored or ns.default_preferences(user_id)
+        devices = ns.list_devices(conn, [user_id])
+        recent = ns.recent_notifications(conn, user_id, limit=20)
+        keys = ns.get_vapid(conn)
+        labels = {d.id: d.label for d in devices}
+        labels[ns.EMAIL_TARGET] = "email"
+        return {
+            "vapidPublicKey": keys.public_key if keys else None,
+            "preferences": _preferences(chosen),
+            "options": {
+                "events": [{"id": k, "label": v} for k, v in prefs_rules.EVENTS.items()],
+                "channels": [{"id": k, "label": v} for k, v in prefs_rules.CHANNELS.items()],
+            },
+            "email": {
+                "configured": smtp_settings(hub) is not None,
+                "address": user.email if user else None,
+                "lastAttemptAt": views.iso(chosen.email_last_attempt_at),
+                "lastDeliveredAt": views.iso(chosen.email_last_delivered_at),
+                "failingSince": views.iso(chosen.email_failing_since),
+                "lastError": chosen.email_last_error,
+            },
+            "devices": [_device(d) for d in devices],
+            "recent": [_notification(n, labels) for n in recent],
+        }
+
+    return await hub.store.read(read)
+
+
+@router.get("")
+async def get_notifications(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    """Preferences, devices, email, the latest notifications and how each delivery went."""
+    return await notifications_view(hub, signed.user.id)
+
+
+@router.put("/preferences")
+async def save_preferences(body: PreferencesBody, hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    """Replace the person's preferences: events, channels, quiet hours and time zone."""
+    chosen = prefs_rules.validated(
+        signed.user.id,
+        body.events,
+        body.channels,
+        body.quiet_hours.start if body.quiet_hours else None,
+        body.quiet_hours.end if body.quiet_hours else None,
+        body.time_zone,
+    )
+    now = hub.clock()
+    await hub.store.write(lambda tx: ns.save_preferences(tx.connection, chosen, now))
+    return await notifications_view(hub, signed.user.id)
+
+
+@router.post("/devices", status_code=201)
+async def add_device(body: DeviceBody, hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    """Subscribe this device (its browser's push subscription). The same subscription again
+    updates the device instead of adding a second one."""
+    _check_subscription(hub, body)
+    label = body.label.strip() or "A browser"
+    now = hub.clock()
+    user_id = signed.user.id
+
+    def job(tx: Any) -> ns.Device:
+        owned = ns.list_devices(tx.connection, [user_id])
+        same = ns.key_hash(body.endpoint)
+        if len(owned) >= MAX_DEVICES and all(ns.key_hash(d.endpoint) != same for d in owned):
+            raise InvalidArgument(
+                f"You can subscribe at most {MAX_DEVICES} devices; remove one first."
+            )
+        return ns.save_device(
+            tx.connection, user_id, body.endpoint, body.keys.p256dh, body.keys.auth, label, now
+        )
+
+    device = await hub.store.write(job)
+    return _device(device)
+
+
+@router.delete("/devices/{device_id}", status_code=204)
+async def remove_device(
+    hub: Hub, signed: SignedInUser, device_id: Annotated[str, Path(max_length=64)]
+) -> Response:
+    removed = await hub.store.write(
+        lambda tx: ns.remove_device(tx.connection, signed.user.id, device_id)
+    )
+    if not removed:
+        raise NotFound("You have no device with that id.", details={"deviceId": device_id})
+    return Response(status_code=204)
+
+
+@router.post("/test", status_code=202)
+async def send_test(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
+    """Send a test notification to each of the person's devices and their email now."""
+    now = hub.clock()
+    user_id = signed.user.id
+    email_on = smtp_settings(hub) is not None
+    test_id = new_id("test")
+
+    def job(tx: Any) -> int:
+        conn = tx.connection
+        chosen = ns.get_preferences(conn, [user_id]).get(user_id) or ns.default_preferences(user_id)
+        targets = [("push", d.id) for d in ns.list_devices(conn, [user_id])]
+        if email_on and "email" in chosen.channels:
+            targets.append(("email", ns.EMAIL_TARGET))
+        for channel, target in targets:
+            ns.add_notification(
+                conn,
+                {
+                    "dedupe_key": ns.key_hash("test", test_id, user_id, channel, target),
+                    "user_id": user_id,
+                    "workspace_id": "",
+                    "channel": channel,
+                    "target": target,
+                    "kind": "test",
+                    "subject_type": "test",
+                    "subject_id": test_id,
+                    "event_id": None,
+                    "title": "Test notification",
+                    "body": "LineUp can reach you here.",
+                    "link": "/settings",
+                    "tag": f"lineup:test:{test_id}",
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+        return len(targets)
+
+    queued = await hub.store.write(job)
+    if hub.notifier is not None:
+        hub.notifier.wake()
+    return {"queued": queued}

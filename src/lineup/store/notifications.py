@@ -1,0 +1,566 @@
+"""Storage of notifications (issue 6): VAPID keys, devices, preferences, the outbox and cursors.
+
+Plain synchronous functions of a ``Connection``. Those that write are meant for a writer job
+(``await store.write(lambda tx: f(tx.connection, ...))``): every writer transaction takes the
+``write_lock`` row first, so a read-then-write here is atomic across hub nodes too. The unique
+``notifications.dedupe_key`` is the last line of defence: even code that skipped that check
+could not make a second notification of the same thing for the same person and device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
+
+from lineup.protocol.ids import new_id
+from lineup.store.schema import (
+    memberships,
+    notification_attempts,
+    notification_cursors,
+    notification_preferences,
+    notifications,
+    push_subscriptions,
+    users,
+    vapid_keys,
+    workspaces,
+)
+
+VAPID_ROW = 1
+PENDING = "pending"
+DELIVERED = "delivered"
+FAILED = "failed"
+EXPIRED = "expired"
+SKIPPED = "skipped"
+EMAIL_TARGET = "email"
+
+
+def key_hash(*parts: str) -> str:
+    """A fixed-length unique key for a logical notification."""
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+# --- VAPID ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VapidKeys:
+    public_key: str
+    private_key: str
+
+
+def get_vapid(conn: Connection) -> VapidKeys | None:
+    row = conn.execute(select(vapid_keys).where(vapid_keys.c.id == VAPID_ROW)).first()
+    return None if row is None else VapidKeys(row.public_key, row.private_key)
+
+
+def ensure_vapid(conn: Connection, made: VapidKeys, now_ms: int) -> VapidKeys:
+    """The stored pair; ``made`` is stored only when there is none yet (first start)."""
+    existing = get_vapid(conn)
+    if existing is not None:
+        return existing
+    conn.execute(
+        insert(vapid_keys).values(
+            id=VAPID_ROW,
+            public_key=made.public_key,
+            private_key=made.private_key,
+            created_at=now_ms,
+        )
+    )
+    return made
+
+
+# --- devices -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    id: str
+    user_id: str
+    endpoint: str
+    p256dh: str
+    auth: str
+    label: str
+    created_at: int
+    last_attempt_at: int | None
+    last_delivered_at: int | None
+    failing_since: int | None
+    last_error: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Device:
+        m = row._mapping
+        return cls(**{f.name: m[f.name] for f in fields(cls)})
+
+
+def save_device(
+    conn: Connection,
+    user_id: str,
+    endpoint: str,
+    p256dh: str,
+    auth: str,
+    label: str,
+    now_ms: int,
+) -> Device:
+    """Add a device, or take over the same browser's subscription (same endpoint) afresh."""
+    endpoint_hash = key_hash(endpoint)
+    existing = conn.execute(
+        select(push_subscriptions).where(push_subscriptions.c.endpoint_hash == endpoint_hash)
+    ).first()
+    if existing is not None:
+        conn.execute(
+            update(push_subscriptions)
+            .where(push_subscriptions.c.id == existing.id)
+            .values(
+                user_id=user_id,
+                p256dh=p256dh,
+                auth=auth,
+                label=label,
+                failing_since=None,
+                last_error=None,
+            )
+        )
+        device_id = existing.id
+    else:
+        device_id = new_id("dev")
+        conn.execute(
+            insert(push_subscriptions).values(
+                id=device_id,
+                user_id=user_id,
+                endpoint=endpoint,
+                endpoint_hash=endpoint_hash,
+                p256dh=p256dh,
+                auth=auth,
+                label=label,
+                created_at=now_ms,
+            )
+        )
+    device = get_device(conn, device_id)
+    assert device is not None
+    return device
+
+
+def get_device(conn: Connection, device_id: str) -> Device | None:
+    row = conn.execute(
+        select(push_subscriptions).where(push_subscriptions.c.id == device_id)
+    ).first()
+    return None if row is None else Device.from_row(row)
+
+
+def list_devices(conn: Connection, user_ids: Sequence[str]) -> list[Device]:
+    if not user_ids:
+        return []
+    stmt = (
+        select(push_subscriptions)
+        .where(push_subscriptions.c.user_id.in_(list(user_ids)))
+        .order_by(push_subscriptions.c.created_at, push_subscriptions.c.id)
+    )
+    return [Device.from_row(r) for r in conn.execute(stmt).all()]
+
+
+def remove_device(conn: Connection, user_id: str, device_id: str) -> bool:
+    result = conn.execute(
+        delete(push_subscriptions).where(
+            push_subscriptions.c.id == device_id, push_subscriptions.c.user_id == user_id
+        )
+    )
+    return bool(result.rowcount)
+
+
+# --- preferences ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Preferences:
+    user_id: str
+    events: list[str]
+    channels: list[str]
+    quiet_start: str | None
+    quiet_end: str | None
+    time_zone: str
+    email_last_attempt_at: int | None = None
+    email_last_delivered_at: int | None = None
+    email_failing_since: int | None = None
+    email_last_error: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Preferences:
+        m = row._mapping
+        return cls(**{f.name: m[f.name] for f in fields(cls)})
+
+
+def get_preferences(conn: Connection, user_ids: Sequence[str]) -> dict[str, Preferences]:
+    """The stored preferences of these people (those with none are absent: use defaults)."""
+    if not user_ids:
+        return {}
+    stmt = select(notification_preferences).where(
+        notification_preferences.c.user_id.in_(list(user_ids))
+    )
+    return {r.user_id: Preferences.from_row(r) for r in conn.execute(stmt).all()}
+
+
+def save_preferences(conn: Connection, prefs: Preferences, now_ms: int) -> None:
+    values = {
+        "events": list(prefs.events),
+        "channels": list(prefs.channels),
+        "quiet_start": prefs.quiet_start,
+        "quiet_end": prefs.quiet_end,
+        "time_zone": prefs.time_zone,
+        "updated_at": now_ms,
+    }
+    table = notification_preferences
+    if conn.execute(select(table.c.user_id).where(table.c.user_id == prefs.user_id)).first():
+        conn.execute(update(table).where(table.c.user_id == prefs.user_id).values(**values))
+    else:
+        conn.execute(insert(table).values(user_id=prefs.user_id, **values))
+
+
+# --- who is in a workspace -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Recipient:
+    user_id: str
+    email: str
+    display_name: str
+
+
+def workspace_people(conn: Connection, workspace_id: str) -> list[Recipient]:
+    stmt = (
+        select(users.c.id, users.c.email, users.c.display_name)
+        .join(memberships, memberships.c.user_id == users.c.id)
+        .where(memberships.c.workspace_id == workspace_id)
+        .order_by(users.c.id)
+    )
+    return [Recipient(r.id, r.email, r.display_name) for r in conn.execute(stmt).all()]
+
+
+# --- the log cursor ------------------------------------------------------------------------
+
+
+def workspaces_behind(conn: Connection, limit: int = 100) -> list[tuple[str, int]]:
+    """Workspaces with events the worker has not read yet: ``(workspace_id, cursor)``."""
+    cursor = func.coalesce(notification_cursors.c.last_sequence, 0)
+    stmt = (
+        select(workspaces.c.id, cursor.label("cursor"))
+        .select_from(
+            workspaces.outerjoin(
+                notification_cursors, notification_cursors.c.workspace_id == workspaces.c.id
+            )
+        )
+        .where(workspaces.c.last_sequence > cursor)
+        .order_by(workspaces.c.id)
+        .limit(limit)
+    )
+    return [(r.id, int(r.cursor)) for r in conn.execute(stmt).all()]
+
+
+def get_cursor(conn: Connection, workspace_id: str) -> int:
+    value = conn.execute(
+        select(notification_cursors.c.last_sequence).where(
+            notification_cursors.c.workspace_id == workspace_id
+        )
+    ).scalar_one_or_none()
+    return int(value or 0)
+
+
+def set_cursor(conn: Connection, workspace_id: str, sequence: int, now_ms: int) -> None:
+    table = notification_cursors
+    done = conn.execute(
+        update(table)
+        .where(table.c.workspace_id == workspace_id)
+        .values(last_sequence=sequence, updated_at=now_ms)
+    )
+    if not done.rowcount:
+        conn.execute(
+            insert(table).values(
+                workspace_id=workspace_id, last_sequence=sequence, updated_at=now_ms
+            )
+        )
+
+
+# --- the outbox ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    id: str
+    dedupe_key: str
+    user_id: str
+    workspace_id: str
+    channel: str
+    target: str
+    kind: str
+    subject_type: str
+    subject_id: str
+    event_id: str | None
+    title: str
+    body: str
+    link: str
+    tag: str
+    status: str
+    attempts: int
+    next_attempt_at: int
+    claimed_by: str | None
+    claimed_until: int | None
+    created_at: int
+    updated_at: int
+    delivered_at: int | None
+    last_error: str | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Notification:
+        m = row._mapping
+        return cls(**{f.name: m[f.name] for f in fields(cls)})
+
+
+def add_notification(conn: Connection, values: dict[str, Any]) -> bool:
+    """Queue one notification unless one with its ``dedupe_key`` exists; True if added."""
+    key = values["dedupe_key"]
+    if conn.execute(select(notifications.c.id).where(notifications.c.dedupe_key == key)).first():
+        return False
+    conn.execute(insert(notifications).values(id=new_id("ntf"), status=PENDING, **values))
+    return True
+
+
+def claim_due(
+    conn: Connection, node: str, now_ms: int, lease_ms: int, limit: int
+) -> list[Notification]:
+    """Take up to ``limit`` due notifications for ``node`` until ``now_ms + lease_ms``.
+
+    A claim that expired (its node died mid-send) is due again; so a notification is sent
+    at least once, and the push ``Topic`` / notification ``tag`` make a resend replace the
+    first rather than show twice.
+    """
+    free = or_(notifications.c.claimed_until.is_(None), notifications.c.claimed_until < now_ms)
+    due = conn.execute(
+        select(notifications.c.id)
+        .where(
+            notifications.c.status == PENDING,
+            notifications.c.next_attempt_at <= now_ms,
+            free,
+        )
+        .order_by(notifications.c.next_attempt_at, notifications.c.id)
+        .limit(limit)
+    ).all()
+    claimed: list[Notification] = []
+    for (notification_id,) in due:
+        taken = conn.execute(
+            update(notifications)
+            .where(
+                and_(notifications.c.id == notification_id, notifications.c.status == PENDING, free)
+            )
+            .values(claimed_by=node, claimed_until=now_ms + lease_ms, updated_at=now_ms)
+        )
+        if taken.rowcount:
+            row = conn.execute(
+                select(notifications).where(notifications.c.id == notification_id)
+            ).first()
+            claimed.append(Notification.from_row(row))
+    return claimed
+
+
+def hold(conn: Connection, notification_id: str, node: str, until_ms: int, now_ms: int) -> None:
+    """Put a claimed notification back, due at ``until_ms`` (quiet hours), no attempt counted."""
+    conn.execute(
+        update(notifications)
+        .where(notifications.c.id == notification_id, notifications.c.claimed_by == node)
+        .values(next_attempt_at=until_ms, claimed_by=None, claimed_until=None, updated_at=now_ms)
+    )
+
+
+def release_claims(conn: Connection, node: str) -> int:
+    """Give back what ``node`` claimed but did not finish (it is stopping): due again now."""
+    result = conn.execute(
+        update(notifications)
+        .where(notifications.c.status == PENDING, notifications.c.claimed_by == node)
+        .values(claimed_by=None, claimed_until=None)
+    )
+    return int(result.rowcount or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one attempt came to. ``outcome``: delivered, retry, failed, expired or skipped."""
+
+    outcome: str
+    status_code: int | None = None
+    error: str | None = None
+    retry_at: int | None = None
+
+
+def record_attempt(
+    conn: Connection, item: Notification, node: str, result: Outcome, now_ms: int
+) -> bool:
+    """Record the attempt and move the notification on; False if this node's claim was lost
+    (another node took the row over after the claim expired: its attempt counts instead)."""
+    row = conn.execute(select(notifications).where(notifications.c.id == item.id)).first()
+    if row is None or row.status != PENDING or row.claimed_by != node:
+        return False
+    attempt = row.attempts + (0 if result.outcome == "skipped" else 1)
+    status = {
+        "delivered": DELIVERED,
+        "retry": PENDING,
+        "failed": FAILED,
+        "expired": EXPIRED,
+        "skipped": SKIPPED,
+    }[result.outcome]
+    conn.execute(
+        update(notifications)
+        .where(notifications.c.id == item.id)
+        .values(
+            status=status,
+            attempts=attempt,
+            next_attempt_at=result.retry_at if result.retry_at is not None else row.next_attempt_at,
+            claimed_by=None,
+            claimed_until=None,
+            updated_at=now_ms,
+            delivered_at=now_ms if status == DELIVERED else row.delivered_at,
+            last_error=result.error,
+        )
+    )
+    conn.execute(
+        insert(notification_attempts).values(
+            id=new_id("att"),
+            notification_id=item.id,
+            user_id=item.user_id,
+            channel=item.channel,
+            target=item.target,
+            attempt=attempt,
+            at=now_ms,
+            outcome=result.outcome,
+            status_code=result.status_code,
+            error=result.error,
+            node=node,
+        )
+    )
+    if result.outcome != "skipped":
+        _record_health(conn, item, result, now_ms)
+    if result.outcome == "expired" and item.channel == "push":
+        conn.execute(delete(push_subscriptions).where(push_subscriptions.c.id == item.target))
+    return True
+
+
+def _record_health(conn: Connection, item: Notification, result: Outcome, now_ms: int) -> None:
+    ok = result.outcome == "delivered"
+    if item.channel == "push":
+        table = push_subscriptions
+        current = conn.execute(
+            select(table.c.failing_since).where(table.c.id == item.target)
+        ).first()
+        if current is None:
+            return
+        conn.execute(
+            update(table)
+            .where(table.c.id == item.target)
+            .values(
+                last_attempt_at=now_ms,
+                last_delivered_at=now_ms if ok else table.c.last_delivered_at,
+                failing_since=None if ok else (current.failing_since or now_ms),
+                last_error=None if ok else result.error,
+            )
+        )
+        return
+    prefs = notification_preferences
+    current = conn.execute(
+        select(prefs.c.email_failing_since).where(prefs.c.user_id == item.user_id)
+    ).first()
+    if current is None:
+        # Nobody saved preferences yet: keep the defaults, so the health has a row to live in.
+        save_preferences(conn, default_preferences(item.user_id), now_ms)
+        failing_since = None
+    else:
+        failing_since = current.email_failing_since
+    conn.execute(
+        update(prefs)
+        .where(prefs.c.user_id == item.user_id)
+        .values(
+            email_last_attempt_at=now_ms,
+            email_last_delivered_at=now_ms if ok else prefs.c.email_last_delivered_at,
+            email_failing_since=None if ok else (failing_since or now_ms),
+            email_last_error=None if ok else result.error,
+        )
+    )
+
+
+DEFAULT_EVENTS = ("waiting", "failed")
+DEFAULT_CHANNELS = ("push", "email", "browser")
+DEFAULT_TIME_ZONE = "UTC"
+
+
+def _default_prefs() -> tuple[list[str], list[str], None, None, str]:
+    return list(DEFAULT_EVENTS), list(DEFAULT_CHANNELS), None, None, DEFAULT_TIME_ZONE
+
+
+def default_preferences(user_id: str) -> Preferences:
+    return Preferences(user_id, *_default_prefs())
+
+
+def recent_notifications(conn: Connection, user_id: str, limit: int = 20) -> list[Notification]:
+    stmt = (
+        select(notifications)
+        .where(notifications.c.user_id == user_id)
+        .order_by(notifications.c.created_at.desc(), notifications.c.id.desc())
+        .limit(limit)
+    )
+    return [Notification.from_row(r) for r in conn.execute(stmt).all()]
+
+
+def list_notifications(
+    conn: Connection, *, user_id: str | None = None, subject_id: str | None = None
+) -> list[Notification]:
+    """For tests and diagnostics."""
+    stmt = select(notifications)
+    if user_id is not None:
+        stmt = stmt.where(notifications.c.user_id == user_id)
+    if subject_id is not None:
+        stmt = stmt.where(notifications.c.subject_id == subject_id)
+    stmt = stmt.order_by(notifications.c.created_at, notifications.c.id)
+    return [Notification.from_row(r) for r in conn.execute(stmt).all()]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    notification_id: str
+    channel: str
+    target: str
+    attempt: int
+    at: int
+    outcome: str
+    status_code: int | None
+    error: str | None
+    node: str
+
+
+def list_attempts(conn: Connection, notification_id: str) -> list[Attempt]:
+    stmt = (
+        select(notification_attempts)
+        .where(notification_attempts.c.notification_id == notification_id)
+        .order_by(notification_attempts.c.at, notification_attempts.c.attempt)
+    )
+    return [
+        Attempt(
+            r.notification_id,
+            r.channel,
+            r.target,
+            r.attempt,
+            r.at,
+            r.outcome,
+            r.status_code,
+            r.error,
+            r.node,
+        )
+        for r in conn.execute(stmt).all()
+    ]
+
+
+def next_due_statement(now_ms: int) -> Any:
+    """When the next pending notification that nobody holds falls due (``None``: none)."""
+    free = or_(notifications.c.claimed_until.is_(None), notifications.c.claimed_until < now_ms)
+    return select(func.min(notifications.c.next_attempt_at)).where(
+        notifications.c.status == PENDING, free
+    )
