@@ -4,6 +4,7 @@ sockets. Benchmarks print figures; they assert nothing about time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -68,15 +69,41 @@ class Hub:
         return (int(fields[11]) + int(fields[12])) / ticks
 
 
+_DEFLATE_HUB = """
+import sys, uvicorn
+from lineup.hub.app import create_app
+from lineup.hub.config import Settings
+port = int(sys.argv[1])
+uvicorn.run(create_app(Settings.from_env(port=port)), host="127.0.0.1", port=port,
+            log_level="warning", ws_max_size=1024 * 1024, ws_per_message_deflate=True)
+"""
+
+
 @asynccontextmanager
-async def running_hub(database_url: str | None = None, **env: str) -> AsyncIterator[Hub]:
+async def running_hub(
+    database_url: str | None = None,
+    *,
+    redis_url: str | None = None,
+    node_id: str | None = None,
+    deflate: bool = False,
+    **env: str,
+) -> AsyncIterator[Hub]:
     port = free_port()
     home = Path(tempfile.mkdtemp(prefix="lineup-bench-"))
     environment = {**os.environ, "LINEUP_HOME": str(home), **env}
+    environment.pop("LINEUP_DATABASE_URL", None)
+    environment.pop("LINEUP_REDIS_URL", None)
     if database_url:
         environment["LINEUP_DATABASE_URL"] = database_url
+    if redis_url:
+        environment["LINEUP_REDIS_URL"] = redis_url
+    args = [str(LINEUP), "serve", "--port", str(port), "--log-level", "warning"]
+    if node_id:
+        args += ["--node-id", node_id]
+    if deflate:  # the hub as `lineup serve` ran it before issue 7: per-message deflate on
+        args = [str(ROOT / ".venv" / "bin" / "python"), "-c", _DEFLATE_HUB, str(port)]
     process = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
-        [str(LINEUP), "serve", "--port", str(port), "--log-level", "warning"],
+        args,
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=sys.stderr,
@@ -139,19 +166,21 @@ async def pair(hub: Hub, session: Session, name: str) -> dict[str, Any]:
     return result
 
 
-async def connect_agent(hub: Hub, credentials: dict[str, Any]) -> Any:
+async def connect_agent(
+    hub: Hub, credentials: dict[str, Any], last_sequence: int | None = None, **options: Any
+) -> Any:
+    """An agent socket after its welcome. ``last_sequence`` as a reconnecting agent sends it
+    (without one, the hub replays the workspace's whole log to find the agent's downlink)."""
     ws = await websockets.connect(
         f"{hub.ws_url}/ws/agent",
         additional_headers={"Authorization": f"Bearer {credentials['credential']}"},
         max_queue=None,
+        **options,
     )
-    await ws.send(
-        envelope(
-            "agent.hello",
-            {"agentVersion": "bench", "runtime": "python", "capabilities": []},
-            credentials["workspaceId"],
-        )
-    )
+    hello: dict[str, Any] = {"agentVersion": "bench", "runtime": "python", "capabilities": []}
+    if last_sequence is not None:
+        hello["lastSequence"] = last_sequence
+    await ws.send(envelope("agent.hello", hello, credentials["workspaceId"]))
     while json.loads(await ws.recv())["type"] != "agent.welcome":
         pass
     return ws
@@ -176,3 +205,127 @@ def percentile(values: list[float], p: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+# --- issue 7: databases, Redis, clusters, the machine's load -------------------------------
+
+PG_ADMIN_URL = os.environ.get("LINEUP_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@asynccontextmanager
+async def throwaway_pg() -> AsyncIterator[str]:
+    """A fresh PostgreSQL database on the local server; yields its URL; dropped after."""
+    import asyncpg
+    from sqlalchemy.engine import make_url
+
+    name = f"lineup_bench_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(PG_ADMIN_URL)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    url = make_url(PG_ADMIN_URL).set(drivername="postgresql+asyncpg", database=name)
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@asynccontextmanager
+async def private_redis() -> AsyncIterator[str]:
+    """A redis-server of our own on a free port (never the shared one); yields its URL."""
+    port = free_port()
+    directory = tempfile.mkdtemp(prefix="lineup-bench-redis-")
+    process = subprocess.Popen(  # noqa: ASYNC220
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            directory,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                await asyncio.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@asynccontextmanager
+async def running_cluster(
+    nodes: int, database_url: str, redis_url: str | None, **env: str
+) -> AsyncIterator[list[Hub]]:
+    """``nodes`` hub processes on one database (and Redis); started one after the other."""
+    async with contextlib.AsyncExitStack() as stack:
+        hubs = [
+            await stack.enter_async_context(
+                running_hub(database_url, redis_url=redis_url, node_id=f"n{i + 1}", **env)
+            )
+            for i in range(nodes)
+        ]
+        yield hubs
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (2 cores)"
+
+
+def raise_nofile(wanted: int) -> int:
+    """Raise this process's open-file limit (inherited by the hubs it starts)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(max(soft, wanted), hard) if hard != resource.RLIM_INFINITY else wanted
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return target
+
+
+async def latest_sequence(session: Session) -> int:
+    response = await session.client.get(
+        f"/api/workspaces/{session.workspace_id}/events", params={"limit": 1}
+    )
+    response.raise_for_status()
+    return int(response.json()["latestSequence"])
+
+
+def process_tree_rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1])
+
+
+async def workspaces(session: Session, count: int) -> list[Session]:
+    """``session``'s workspace and ``count - 1`` more of the same person's (sign-ups are
+    rate-limited per address; new workspaces are not)."""
+    found = [session]
+    for i in range(count - 1):
+        response = await session.client.post(
+            "/api/workspaces", json={"name": f"bench {i}"}, headers={"X-CSRF-Token": session.csrf}
+        )
+        response.raise_for_status()
+        found.append(Session(session.client, response.json()["id"], session.csrf, session.cookie))
+    return found

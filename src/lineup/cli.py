@@ -41,7 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_hub_commands(commands)
     _add_agent_commands(commands)
+    _add_direct_command(commands)  # direct mode (issue 5)
     return parser
+
+
+def _add_direct_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``lineup direct``: an agent serving LineUp itself, no hub (seed 000 §3.1)."""
+    from lineup.direct.cli import add_command
+
+    add_command(commands)
 
 
 def _add_agent_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

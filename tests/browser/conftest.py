@@ -74,6 +74,8 @@ class HubProcess:
             "LINEUP_HOME": str(self.home),
             "LINEUP_HEARTBEAT_INTERVAL": "0.5",
             "LINEUP_GRACE_PERIOD": "30",
+            # one hub serves the whole session and every test pairs agents from 127.0.0.1
+            "LINEUP_PAIRING_ATTEMPTS_PER_IP": "1000",
         }
         for name in ("LINEUP_DATABASE_URL", "LINEUP_REDIS_URL", "LINEUP_PUBLIC_URL"):
             env.pop(name, None)

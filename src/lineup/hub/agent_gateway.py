@@ -16,6 +16,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from lineup.hub import commands
+from lineup.hub import tools as app_tools  # tools (issue 5)
 from lineup.hub.actors import AgentIdentity
 from lineup.hub.commands import Recorded
 from lineup.hub.credentials import authenticate_agent
@@ -57,6 +58,7 @@ class AgentConnection:
         self.identity = identity
         self._send_lock = asyncio.Lock()
         self.link: AgentLink | None = None
+        self.connected_sequence: int | None = None  # cluster (issue 7): our agent.connected
         self._conversations: dict[str, str | None] = {}
 
     async def send_text(self, text: str) -> None:
@@ -64,6 +66,8 @@ class AgentConnection:
             await self.socket.send_text(text)
 
     async def answer(self, frame: Ack | ErrorFrame) -> None:
+        if isinstance(frame, ErrorFrame):  # metrics (issue 7): errors by code
+            self.hub.metrics.error(str(frame.code), "agent_ws")
         await self.send_text(encode(frame))
 
     async def close(self, code: int, reason: str) -> None:
@@ -95,9 +99,16 @@ class AgentConnection:
             )
             return None
         hello: ev.AgentHello = result.payload
-        recorded = await self.hub.recorder.run(
-            lambda w: commands.agent_connected(w, self.identity, hello)
-        )
+        identity = self.identity
+
+        def connect(w: Writing) -> Recorded:
+            done = commands.agent_connected(w, identity, hello)
+            # cluster (issue 7): this node holds the agent, in the same transaction
+            self.hub.cluster.link(w, identity.agent_id, identity.workspace_id)
+            return done
+
+        recorded = await self.hub.recorder.run(connect)
+        self.connected_sequence = recorded.sequence
         await self.answer(Ack(id=result.envelope.id, sequence=recorded.sequence))
         return hello
 
@@ -143,10 +154,25 @@ class AgentConnection:
 
     # --- downlink ----------------------------------------------------------------------
 
-    async def send_downlink(self, event: StoredEvent) -> None:
+    async def send_downlink(self, event: StoredEvent) -> bool:
+        # --- cluster (issue 7): whichever node recorded it, this connection learns from the
+        # log that the agent connected again (maybe to another node) or was revoked
+        if event.type in ("agent.connected", "agent.revoked") and (
+            event.payload.get("agentId") == self.identity.agent_id
+            and self.connected_sequence is not None
+            and event.sequence > self.connected_sequence
+        ):
+            if event.type == "agent.revoked":
+                await self.close(CLOSE_REVOKED, "revoked")
+            else:
+                await self.close(CLOSE_REPLACED, "replaced by a newer connection")
+            return False
+        # --- end cluster
         frame = for_agent(event, self.identity.agent_id)
-        if frame is not None:
-            await self.send_text(encode(frame))
+        if frame is None:
+            return False
+        await self.send_text(encode(frame))
+        return True
 
     # --- uplink ------------------------------------------------------------------------
 
@@ -160,6 +186,10 @@ class AgentConnection:
         async def handle(data: str | bytes) -> None:
             try:
                 await self.handle_frame(data)
+            except Exception as exc:  # issue 7: the socket closed under the answer
+                # handle_frame answers every failure itself, so only sending can fail here;
+                # the agent resends what it did not see acknowledged (the id makes it safe).
+                log.debug("agent %s: answer not delivered: %r", self.identity.agent_id, exc)
             finally:
                 window.release()
 
@@ -234,6 +264,10 @@ class AgentConnection:
             frame["actor"] = agent.actor
             self.hub.broker.publish_ephemeral(agent.workspace_id, frame)
             return Recorded(None)
+        if kind == "tool.list":  # tools (issue 5): a query, answered by a tool.list frame
+            answer = await app_tools.answer_query(self.hub, agent, envelope, payload)
+            await self.send_text(encode(answer))
+            return Recorded(None)
         handler = _HANDLERS.get(kind)
         if handler is None:
             raise InvalidArgument(f"{kind!r} is not handled by this hub yet.")
@@ -264,6 +298,11 @@ _HANDLERS: dict[str, Handler] = {
     "message.create": lambda w, a, e, p: commands.agent_message(
         w, a, e.id, e.task_id, e.conversation_id, p
     ),
+    # --- tools (issue 5) ---
+    "tool.call": lambda w, a, e, p: app_tools.call_tool(
+        w, a, e.id, e.task_id, e.conversation_id, p
+    ),
+    "tool.cancel": lambda w, a, e, p: app_tools.cancel_call(w, a, e.id, p),
 }
 
 
@@ -317,10 +356,9 @@ async def _disconnected(hub: HubState, connection: AgentConnection) -> None:
 
     async def record() -> None:
         try:
+            # cluster (issue 7): unless another node holds the agent by now
             await hub.recorder.run(
-                lambda w: commands.agent_went_offline(
-                    w, link.workspace_id, link.agent_id, link.last_beat_ms
-                )
+                hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms)
             )
         except LineupError:
             log.exception("could not record agent %s offline", link.agent_id)

@@ -10,16 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Query, WebSocket
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from lineup import __version__
 from lineup.hub.agent_gateway import serve_agent
 from lineup.hub.api import agents as agents_api
 from lineup.hub.api import auth as auth_api
+from lineup.hub.api import direct as direct_api  # direct mode (issue 5)
+from lineup.hub.api import notifications as notifications_api  # notifications (issue 6)
+from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
 from lineup.hub.client_gateway import serve_client
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response, install_error_handlers
+from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
 from lineup.hub.state import HubState
@@ -44,7 +48,12 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         await store.migrate()
         hub = HubState.create(settings, store, clock)
         app.state.hub = hub
-        monitor = asyncio.create_task(Monitor(hub).run(), name="lineup-monitor")
+        if settings.direct is not None:  # direct mode (issue 5): its workspace, person, agent
+            await direct_api.prepare(hub, settings.direct)
+        clockwork = Monitor(hub)
+        await hub.cluster.start()  # cluster (issue 7): leases, Redis Streams, hole checks
+        monitor = asyncio.create_task(clockwork.run(), name="lineup-monitor")
+        notifier = _start_notifications(hub)  # notifications (issue 6)
         log.info("LineUp hub %s ready (%s)", __version__, store.dialect)
         try:
             yield
@@ -52,9 +61,17 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
             monitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await monitor
+            if notifier is not None:  # notifications (issue 6)
+                notifier.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await notifier
             for link in hub.presence.links():
                 with contextlib.suppress(Exception):
                     await link.close(1012, "hub restarting")
+            await hub.cluster.stop()  # cluster (issue 7)
+            with contextlib.suppress(Exception):
+                await store.flush()
+            await hub.cluster.release()
             await store.close()
 
     app = FastAPI(
@@ -64,9 +81,18 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
+    app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)
     app.include_router(agents_api.router)
     app.include_router(work_api.router)
+    app.include_router(notifications_api.router)  # notifications (issue 6)
+    app.include_router(tools_api.router)  # tools (issue 5)
+    # --- direct mode (issue 5): GET /api/direct for every hub; the rest only in direct mode
+    app.include_router(direct_api.router)
+    if settings.direct is not None:
+        app.add_middleware(direct_api.RefuseInDirectMode)
+    # --- end direct mode
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:
@@ -75,7 +101,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
 
     @app.get("/readyz", tags=["health"], response_model=None)
     async def readyz() -> dict[str, Any] | JSONResponse:
-        """The database (and Redis, when configured) answers."""
+        """The database answers (and Redis, when configured: reported, not required)."""
         hub: HubState = app.state.hub
         checks: dict[str, str] = {}
         try:
@@ -85,10 +111,26 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
             checks["database"] = f"unavailable: {type(exc).__name__}"
         if settings.redis_url:
             checks["redis"] = await _redis_ok(settings.redis_url)
-        if all(v == "ok" for v in checks.values()):
-            return {"status": "ok", "checks": checks}
-        error = Unavailable("The hub is not ready.", details={"checks": checks})
-        return error_response(error)
+        if checks["database"] != "ok":
+            error = Unavailable("The hub is not ready.", details={"checks": checks})
+            return error_response(error)
+        # cluster (issue 7): without Redis the nodes catch up from the database, so a node
+        # stays ready (serving correctly, a little later) while Redis is down
+        degraded = any(v != "ok" for v in checks.values())
+        return {"status": "degraded" if degraded else "ok", "checks": checks}
+
+    @app.get("/readyz/cluster", tags=["health"])
+    async def readyz_cluster() -> dict[str, Any]:  # cluster (issue 7)
+        """This node's part in the cluster: its name, the leases it holds, the stream."""
+        hub: HubState = app.state.hub
+        return hub.cluster.describe()
+
+    @app.get("/metrics", tags=["health"], include_in_schema=False)
+    async def metrics() -> Response:  # cluster (issue 7): Prometheus
+        from lineup.hub.metrics import CONTENT_TYPE
+
+        hub: HubState = app.state.hub
+        return Response(hub.metrics.render(), media_type=CONTENT_TYPE)
 
     @app.websocket("/ws/agent")
     async def agent_socket(socket: WebSocket) -> None:
@@ -98,10 +140,38 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     async def client_socket(
         socket: WebSocket, workspace_id: str = Query(alias="workspaceId", max_length=128)
     ) -> None:
-        await serve_client(app.state.hub, socket, workspace_id)
+        with app.state.hub.metrics.person_socket():  # metrics (issue 7)
+            await serve_client(app.state.hub, socket, workspace_id)
 
     _mount_web_app(app, settings.static_dir or STATIC_DIR)
     return app
+
+
+# --- notifications (issue 6) ---------------------------------------------------------------
+def _start_notifications(hub: HubState) -> asyncio.Task[None] | None:
+    """The notification worker (``lineup.hub.notify``), unless turned off in the settings."""
+    if not hub.settings.notify_enabled:
+        return None
+    from lineup.hub.notify import NotificationWorker
+
+    worker = NotificationWorker(hub)
+    hub.notifier = worker
+    return asyncio.create_task(worker.run(), name="lineup-notifications")
+
+
+# --- end notifications ---------------------------------------------------------------------
+
+
+# --- cluster (issue 7) ---------------------------------------------------------------------
+def _count_status(scope: Any, status: int) -> None:
+    if status >= 400:
+        app = scope.get("app")
+        hub = getattr(getattr(app, "state", None), "hub", None)
+        if hub is not None:
+            hub.metrics.http_status(status)
+
+
+# --- end cluster ---------------------------------------------------------------------------
 
 
 async def _redis_ok(url: str) -> str:

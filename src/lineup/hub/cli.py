@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import logging
 import os
 import sys
 
@@ -16,8 +15,16 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve = commands.add_parser("serve", help="start the hub (SQLite under LINEUP_HOME by default)")
     serve.add_argument("--host", default=os.environ.get("LINEUP_HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("LINEUP_PORT", "8000")))
-    serve.add_argument("--node-id", default=None, help="this node's name in a cluster")
+    serve.add_argument(
+        "--node-id", default=None, help="this node's name in a cluster (LINEUP_NODE_ID)"
+    )
     serve.add_argument("--log-level", default=os.environ.get("LINEUP_LOG_LEVEL", "info"))
+    serve.add_argument(  # cluster (issue 7)
+        "--log-format",
+        choices=("text", "json"),
+        default=os.environ.get("LINEUP_LOG_FORMAT", "text"),
+        help="json: one JSON object per line (LINEUP_LOG_FORMAT)",
+    )
     serve.set_defaults(func=_serve)
 
     user = commands.add_parser("user", help="manage people's accounts")
@@ -38,11 +45,10 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from lineup.hub.app import create_app
+    from lineup.hub.logs import configure  # cluster (issue 7): JSON logs, request ids
 
     settings = Settings.from_env(host=args.host, port=args.port, node_id=args.node_id)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    log_config = configure(args.log_level, args.log_format, settings.node_id)
     where = (
         settings.database_url.split("@")[-1]
         if "@" in settings.database_url
@@ -62,6 +68,9 @@ def _serve(args: argparse.Namespace) -> int:
         proxy_headers=True,
         timeout_graceful_shutdown=10,
         ws_max_size=1024 * 1024,
+        # issue 3/7: a deflate context costs ~250 KiB per socket; frames are small JSON
+        ws_per_message_deflate=False,
+        log_config=log_config,
     )
     return 0
 

@@ -16,6 +16,26 @@ def _seconds(name: str, default: float) -> float:
     return float(raw) if raw else default
 
 
+# --- direct mode (issue 5, seed 000 §3.1) -------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DirectMode:
+    """The hub embedded in one agent's process (``lineup direct``): one workspace, one person,
+    one agent, all made at start with these ids; the person signs in with ``token``, the
+    agent in the same process connects with ``agent_credential``. Both secrets stay out of
+    ``repr()``. Built by :mod:`lineup.direct`; ``None`` in :class:`Settings` is a normal hub."""
+
+    token: str = field(repr=False)
+    agent_credential: str = field(repr=False)
+    workspace_id: str
+    user_id: str
+    agent_id: str
+    agent_name: str = "agent"
+    person_name: str = "you"
+
+
+# --- end direct mode ----------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the hub needs to know; tests build one directly with short timings."""
@@ -40,6 +60,28 @@ class Settings:
     pairing_window: float = 60.0
     signin_attempts_per_ip: int = 20
     static_dir: Path | None = None
+    direct: DirectMode | None = None  # direct mode (issue 5): see DirectMode
+    # --- notifications (issue 6): LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_* ---
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = field(default=None, repr=False)
+    smtp_tls: str = "starttls"  # starttls | tls | none
+    smtp_from: str | None = None
+    vapid_subject: str | None = None
+    notify_interval: float = 2.0
+    notify_retry_base: float = 5.0
+    notify_retry_max: float = 600.0
+    notify_max_attempts: int = 8
+    notify_enabled: bool = True
+    push_allow_http: bool = False  # tests: push endpoints on http://127.0.0.1
+    # --- end notifications ---
+    # --- cluster (issue 7) ---
+    lease_ttl: float = 10.0
+    """Seconds a lease (and a node's liveness) lasts without renewal; renewed every third."""
+    cluster_check_interval: float = 1.0
+    """Seconds between checks of the database for events the stream did not bring."""
+    # --- end cluster ---
 
     @property
     def offline_after(self) -> float:
@@ -67,6 +109,36 @@ class Settings:
             ),
             "node_id": os.environ.get("LINEUP_NODE_ID", "node-1"),
             "pairing_attempts_per_ip": int(os.environ.get("LINEUP_PAIRING_ATTEMPTS_PER_IP", "10")),
+            **_notification_env(),  # notifications (issue 6)
+            # cluster (issue 7)
+            "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
+            "cluster_check_interval": _seconds("LINEUP_CLUSTER_CHECK_INTERVAL", 1.0),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+# --- notifications (issue 6) ---------------------------------------------------------------
+def _notification_env() -> dict[str, object]:
+    env = os.environ
+    tls = (env.get("LINEUP_SMTP_TLS") or "starttls").strip().lower()
+    tls = {"1": "starttls", "true": "starttls", "0": "none", "false": "none", "ssl": "tls"}.get(
+        tls, tls
+    )
+    if tls not in ("starttls", "tls", "none"):
+        raise ValueError("LINEUP_SMTP_TLS must be starttls, tls or none")
+    default_port = {"tls": 465, "starttls": 587, "none": 25}[tls]
+    return {
+        "smtp_host": env.get("LINEUP_SMTP_HOST") or None,
+        "smtp_port": int(env.get("LINEUP_SMTP_PORT") or default_port),
+        "smtp_username": env.get("LINEUP_SMTP_USERNAME") or None,
+        "smtp_password": env.get("LINEUP_SMTP_PASSWORD") or None,
+        "smtp_tls": tls,
+        "smtp_from": env.get("LINEUP_SMTP_FROM") or None,
+        "vapid_subject": env.get("LINEUP_VAPID_SUBJECT") or None,
+        "notify_interval": _seconds("LINEUP_NOTIFY_INTERVAL", 2.0),
+        "push_allow_http": env.get("LINEUP_PUSH_ALLOW_HTTP", "") in ("1", "true"),
+    }
+
+
+# --- end notifications ---------------------------------------------------------------------

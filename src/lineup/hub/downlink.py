@@ -62,6 +62,13 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
         if p.get("reason"):
             payload["reason"] = p["reason"]
         return _envelope(event, "task.cancel_requested", payload)
+    # --- tools (issue 5) ---
+    if event.type == "tool.completed":
+        payload = {"call_id": p["callId"], "name": p["name"]}
+        for key in ("action", "result", "error"):
+            if p.get(key) is not None:
+                payload[key] = p[key]
+        return _envelope(event, "tool.result", payload)
     return None
 
 

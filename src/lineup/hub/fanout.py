@@ -8,9 +8,9 @@ lagging, and its follower catches up from the database — the log stays the sou
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from lineup.store import StoredEvent
 
@@ -33,6 +33,9 @@ class Subscription:
     workspace_id: str
     queue: asyncio.Queue[Item] = field(default_factory=lambda: asyncio.Queue(QUEUE_LIMIT))
     lagging: bool = False
+    # cluster (issue 7): the follower's position, so a node can heal a hole for its followers
+    cursor: int = 0
+    live: bool = False
 
     def offer(self, item: Item) -> None:
         if self.lagging:
@@ -43,10 +46,21 @@ class Subscription:
             self.lagging = True
 
 
+class FanoutObserver(Protocol):
+    """Metrics hooks (``lineup.hub.metrics``); the broker works without one."""
+
+    def delivered(self, event: StoredEvent) -> None: ...
+    def replayed(self, count: int) -> None: ...
+
+
 class Broker:
     def __init__(self) -> None:
         self._subscribers: dict[str, set[Subscription]] = {}
         self.published = 0
+        # --- cluster (issue 7) ---
+        self.observer: FanoutObserver | None = None
+        self.ephemeral_forward: Callable[[str, dict[str, Any]], None] | None = None
+        """Called with every ephemeral frame published here, to carry it to other nodes."""
 
     def subscribe(self, workspace_id: str) -> Subscription:
         subscription = Subscription(workspace_id)
@@ -66,10 +80,27 @@ class Broker:
             for subscription in self._subscribers.get(event.workspace_id, ()):
                 subscription.offer(event)
 
-    def publish_ephemeral(self, workspace_id: str, frame: dict[str, Any]) -> None:
+    def publish_ephemeral(
+        self, workspace_id: str, frame: dict[str, Any], *, forward: bool = True
+    ) -> None:
         item = Ephemeral(workspace_id, frame)
         for subscription in self._subscribers.get(workspace_id, ()):
             subscription.offer(item)
+        if forward and self.ephemeral_forward is not None:  # cluster (issue 7)
+            self.ephemeral_forward(workspace_id, frame)
 
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subscribers.values())
+
+    # --- cluster (issue 7) ---
+    def has_subscribers(self, workspace_id: str) -> bool:
+        return workspace_id in self._subscribers
+
+    def workspaces(self) -> list[str]:
+        """The workspaces someone on this node follows."""
+        return list(self._subscribers)
+
+    def live_cursor(self, workspace_id: str) -> int | None:
+        """The lowest position of the live followers of ``workspace_id`` (None: none live)."""
+        cursors = [s.cursor for s in self._subscribers.get(workspace_id, ()) if s.live]
+        return min(cursors) if cursors else None

@@ -7,6 +7,8 @@ same loop serves people's apps (every event) and agents (their downlink only).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 
 from lineup.hub.fanout import Broker, Ephemeral, Subscription
@@ -14,7 +16,8 @@ from lineup.store import Store, StoredEvent
 
 PAGE = 1000
 
-SendEvent = Callable[[StoredEvent], Awaitable[None]]
+SendEvent = Callable[[StoredEvent], Awaitable[bool | None]]
+"""Sends one event; may return False when it chose not to (not the agent's business)."""
 SendEphemeral = Callable[[Ephemeral], Awaitable[None]]
 
 
@@ -41,25 +44,51 @@ class Follower:
         """Subscribe, then send everything committed after the cursor; return the cursor."""
         if self.subscription is None:
             self.subscription = self.broker.subscribe(self.workspace_id)
+            self.subscription.cursor = self.last  # cluster (issue 7)
+        before = self.replayed
         await self._backfill(until=None)
+        if self.broker.observer is not None:  # metrics (issue 7)
+            self.broker.observer.replayed(self.replayed - before)
         return self.last
 
     async def _backfill(self, until: int | None) -> None:
-        while until is None or self.last < until:
-            page = await self.store.read_events(self.workspace_id, after=self.last, limit=PAGE)
-            for event in page:
-                if until is not None and event.sequence > until:
+        # issue 7: the next page is read while this one is sent (100,000 missed events are
+        # a hundred pages; reading and sending overlap instead of taking turns)
+        ahead: asyncio.Future[list[StoredEvent]] | None = None
+        try:
+            while until is None or self.last < until:
+                if ahead is not None:
+                    page, ahead = await ahead, None
+                else:
+                    page = await self.store.read_events(
+                        self.workspace_id, after=self.last, limit=PAGE
+                    )
+                if len(page) == PAGE and (until is None or page[-1].sequence < until):
+                    ahead = asyncio.ensure_future(
+                        self.store.read_events(
+                            self.workspace_id, after=page[-1].sequence, limit=PAGE
+                        )
+                    )
+                for event in page:
+                    if until is not None and event.sequence > until:
+                        return
+                    await self._deliver(event)
+                    self.replayed += 1
+                if len(page) < PAGE:
                     return
-                await self._deliver(event)
-                self.replayed += 1
-            if len(page) < PAGE:
-                return
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ahead
 
-    async def _deliver(self, event: StoredEvent) -> None:
+    async def _deliver(self, event: StoredEvent) -> bool | None:
         if event.sequence <= self.last:
-            return
+            return False
         self.last = event.sequence
-        await self._send(event)
+        if self.subscription is not None:  # cluster (issue 7)
+            self.subscription.cursor = event.sequence
+        return await self._send(event)
 
     async def live(self) -> None:
         """Forward live events forever (until cancelled), healing gaps from the database."""
@@ -67,11 +96,14 @@ class Follower:
             await self.replay()
         subscription = self.subscription
         assert subscription is not None
+        subscription.live = True  # cluster (issue 7)
+        observer = self.broker.observer
         try:
             while True:
                 if subscription.lagging:
                     subscription = self._resubscribe()
                     await self._backfill(until=None)
+                    subscription.live = True
                     continue
                 item = await subscription.queue.get()
                 if isinstance(item, Ephemeral):
@@ -82,13 +114,16 @@ class Follower:
                     continue
                 if item.sequence > self.last + 1:
                     await self._backfill(until=item.sequence - 1)
-                await self._deliver(item)
+                sent = await self._deliver(item)
+                if observer is not None and sent is not False:  # metrics (issue 7)
+                    observer.delivered(item)  # commit → written to the socket
         finally:
             self.close()
 
     def _resubscribe(self) -> Subscription:
         self.close()
         self.subscription = self.broker.subscribe(self.workspace_id)
+        self.subscription.cursor = self.last  # cluster (issue 7)
         return self.subscription
 
     def close(self) -> None:

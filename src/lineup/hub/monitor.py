@@ -3,6 +3,9 @@ with ``agent_unreachable`` after the grace period, and overdue interactions expi
 
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.
+
+With several hub nodes (issue 7), each closes its own silent links, and everything else runs
+on the one node that holds the ``monitor`` lease; an agent another node holds is not stale.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import logging
 from functools import partial
 
 from lineup.hub import commands
+from lineup.hub import tools as app_tools  # tools (issue 5)
 from lineup.hub.agent_gateway import CLOSE_SILENT
+from lineup.hub.cluster import MONITOR_LEASE
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol.errors import LineupError
@@ -24,12 +29,16 @@ log = logging.getLogger("lineup.hub.monitor")
 class Monitor:
     def __init__(self, hub: HubState) -> None:
         self.hub = hub
+        hub.leases.keep(MONITOR_LEASE)  # cluster (issue 7)
 
     async def tick(self, now_ms: int) -> None:
         await self.close_silent_links(now_ms)
+        if not self.hub.leases.held(MONITOR_LEASE):  # cluster (issue 7): once per cluster
+            return
         await self.mark_stale_agents_offline(now_ms)
         await self.fail_unreachable_tasks(now_ms)
         await self.expire_interactions(now_ms)
+        await self.expire_tool_calls(now_ms)  # tools (issue 5)
 
     async def close_silent_links(self, now_ms: int) -> None:
         """Two missed heartbeats: the link is dead even if TCP has not noticed."""
@@ -49,10 +58,14 @@ class Monitor:
         online = await self.hub.store.read(
             lambda r: sweeps.agents_with_status(r.connection, "online")
         )
-        for agent in online:
-            if self.hub.presence.get(agent.id) is None:
-                last = agent.last_heartbeat_at or agent.connected_at or now_ms
-                await self._offline(agent.workspace_id, agent.id, last)
+        # cluster (issue 7): not held here, and not held by a live node either
+        cluster = self.hub.cluster
+        unlinked = [a for a in online if self.hub.presence.get(a.id) is None]
+        for agent in await cluster.stale_candidates(unlinked, now_ms):
+            try:
+                await self.hub.recorder.run(cluster.stale_job(agent, now_ms))
+            except LineupError:
+                log.exception("could not record agent %s offline", agent.id)
 
     async def fail_unreachable_tasks(self, now_ms: int) -> None:
         grace_ms = int(self.hub.settings.grace_period * 1000)
@@ -92,10 +105,15 @@ class Monitor:
             except LineupError:
                 log.exception("could not expire interaction %s", row.id)
 
+    async def expire_tool_calls(self, now_ms: int) -> None:
+        """Tool calls whose ``timeout_ms`` passed complete with ``unavailable`` (issue 5)."""
+        await app_tools.expire_overdue(self.hub, now_ms)
+
     async def _offline(self, workspace_id: str, agent_id: str, last_beat_ms: int) -> None:
         try:
+            # cluster (issue 7): unless another node holds the agent by now
             await self.hub.recorder.run(
-                lambda w: commands.agent_went_offline(w, workspace_id, agent_id, last_beat_ms)
+                self.hub.cluster.offline_job(workspace_id, agent_id, last_beat_ms)
             )
         except LineupError:
             log.exception("could not record agent %s offline", agent_id)

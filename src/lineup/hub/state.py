@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from lineup.hub.config import Settings
 from lineup.hub.fanout import Broker
@@ -10,6 +11,11 @@ from lineup.hub.presence import Presence
 from lineup.hub.ratelimit import AttemptLimiter
 from lineup.hub.recorder import Clock, Recorder, system_clock
 from lineup.store import Store
+
+if TYPE_CHECKING:  # cluster (issue 7)
+    from lineup.hub.cluster import Cluster
+    from lineup.hub.leases import LeaseBook
+    from lineup.hub.metrics import Metrics
 
 
 @dataclass
@@ -38,12 +44,30 @@ class HubState:
     clock: Clock = system_clock
     limits: Limits | None = None
     started_ms: int = 0
+    notifier: Any = None  # notifications (issue 6): the NotificationWorker, once started
+    # --- cluster (issue 7): set by create(); Optional only for hand-built states in tests
+    cluster: Cluster = None  # type: ignore[assignment]
+    metrics: Metrics = None  # type: ignore[assignment]
+
+    @property
+    def leases(self) -> LeaseBook:
+        """Once-only work across nodes: ``hub.leases.keep(name)``, then ``held(name)``."""
+        return self.cluster.leases
+
+    # --- end cluster
 
     @classmethod
     def create(cls, settings: Settings, store: Store, clock: Clock = system_clock) -> HubState:
+        # --- cluster (issue 7): commits reach followers here and on every other node
+        from lineup.hub.cluster import Cluster
+        from lineup.hub.metrics import Metrics
+
         broker = Broker()
-        store.add_commit_listener(broker.publish)
-        return cls(
+        metrics = Metrics(settings.node_id)
+        broker.observer = metrics
+        cluster = Cluster(settings, store, broker, metrics, clock)
+        store.add_commit_listener(cluster.on_commit)
+        hub = cls(
             settings=settings,
             store=store,
             broker=broker,
@@ -51,4 +75,9 @@ class HubState:
             clock=clock,
             limits=Limits.from_settings(settings),
             started_ms=clock(),
+            cluster=cluster,
+            metrics=metrics,
         )
+        metrics.watch(hub)
+        return hub
+        # --- end cluster

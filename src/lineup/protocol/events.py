@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lineup.protocol._model import WireModel
+from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
 from lineup.protocol.envelope import Identifier
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
 from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
@@ -201,14 +202,16 @@ class ClientCaughtUp(WireModel):
 @dataclass(frozen=True, slots=True)
 class EventSpec:
     event_type: str
-    payload: type[WireModel] | type[ToolCall] | type[ToolResult] | type[ToolList]
+    payload: type[WireModel] | type[ToolCall] | type[ToolResult] | type[ToolList] | type[ToolCancel]
     senders: frozenset[Sender]
     summary: str
 
 
 def _spec(
     type_: str,
-    payload: type[WireModel] | type[ToolCall] | type[ToolResult] | type[ToolList],
+    payload: (
+        type[WireModel] | type[ToolCall] | type[ToolResult] | type[ToolList] | type[ToolCancel]
+    ),
     senders: set[Sender],
     summary: str,
 ) -> tuple[str, EventSpec]:
@@ -244,6 +247,8 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("tool.list", ToolList, {U, A, H}, "Register or list tools (seed 000 §4.6)."),
         _spec("tool.call", ToolCall, {U, A, H}, "Call a tool action (seed 000 §4.4)."),
         _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),
+        # --- tools (issue 5) ---
+        _spec("tool.cancel", ToolCancel, {A}, "Withdraw an unanswered tool call."),
     ]
 )
 
@@ -269,12 +274,23 @@ RECORDED_TYPES: frozenset[str] = frozenset(
         "interaction.expired",
         "interaction.cancelled",
         "artifact.created",
+        # --- tools (issue 5) ---
+        "tool.registered",
+        "tool.called",
+        "tool.completed",
+        "tool.cancelled",
     }
 )
 
 # Recorded facts an agent's downlink is made of (seed 001 §10.3), by the frame type it sees.
 DOWNLINK_TYPES: frozenset[str] = frozenset(
-    {"task.assigned", "message.delivered", "interaction.resolved", "task.cancel_requested"}
+    {
+        "task.assigned",
+        "message.delivered",
+        "interaction.resolved",
+        "task.cancel_requested",
+        "tool.result",  # tools (issue 5): from tool.completed
+    }
 )
 
 

@@ -18,6 +18,11 @@
 The agent connects out to the hub over one WebSocket, keeps an outbox, a cursor and a journal
 in a local SQLite file, and so survives dropped connections and restarts without losing an
 event or doing anything twice.
+
+With no hub on the network, the same agent can serve LineUp itself (direct mode, seed 000
+§3.1): give it ``{"mode": "direct", "token": …}`` as its configuration, or set
+``LINEUP_MODE=direct`` and ``LINEUP_DIRECT_TOKEN``; ``run()`` then listens on port 9527 for
+people with the token. See ``docs/direct-mode.md``.
 """
 
 from lineup.sdk._agent import Agent
@@ -26,6 +31,12 @@ from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home, default_credentials_path
 from lineup.sdk._context import MessageContext, TaskContext
 from lineup.sdk._core import MessageHandler, TaskHandler
+from lineup.sdk._direct import (  # direct mode (issue 5)
+    DirectEndpoint,
+    DirectModeError,
+    DirectOptions,
+    new_direct_token,
+)
 from lineup.sdk._errors import (
     ConnectionRefusedByHub,
     HubProblem,
@@ -36,6 +47,7 @@ from lineup.sdk._errors import (
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
+from lineup.sdk._tools import Calculator, Canvas, CanvasTool, ToolReply, Tools  # tools (issue 5)
 from lineup.sdk._transport import (
     Connection,
     Transport,
@@ -50,9 +62,15 @@ __all__ = [
     "Answered",
     "Approval",
     "Backoff",
+    "Calculator",
+    "Canvas",
+    "CanvasTool",
     "Choice",
     "Connection",
     "ConnectionRefusedByHub",
+    "DirectEndpoint",
+    "DirectModeError",
+    "DirectOptions",
     "HubProblem",
     "InputAnswer",
     "InteractionExpired",
@@ -65,11 +83,14 @@ __all__ = [
     "TaskContext",
     "TaskHandler",
     "TaskStopped",
+    "ToolReply",
+    "Tools",
     "Transport",
     "TransportClosed",
     "TransportError",
     "WebSocketTransport",
     "agent_home",
     "default_credentials_path",
+    "new_direct_token",
     "pair",
 ]

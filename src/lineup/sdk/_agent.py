@@ -13,7 +13,9 @@ from lineup import __version__
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home
 from lineup.sdk._core import Core, MessageHandler, Settings, TaskHandler
+from lineup.sdk._direct import DirectEndpoint
 from lineup.sdk._state import StateStore
+from lineup.sdk._tools import ToolRuntime, Tools  # tools (issue 5)
 from lineup.sdk._transport import Transport, WebSocketTransport
 
 
@@ -78,6 +80,9 @@ class Agent:
         self._message_handler: MessageHandler | None = None
         self._core: Core | None = None
         self._background: asyncio.Task[None] | None = None
+        self._tools = Tools(self._tool_runtime)  # tools (issue 5)
+        self._endpoint: DirectEndpoint | None = None  # direct mode (issue 5)
+        self._serving: asyncio.Event | None = None
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, agent_id={self.config.agent_id!r})"
@@ -91,6 +96,22 @@ class Agent:
     def connected(self) -> bool:
         """True while a connection is open and the hub has welcomed the agent."""
         return self._core is not None and self._core.connected.is_set()
+
+    @property
+    def tools(self) -> Tools:
+        """The tools of people's apps: ``await agent.tools.list()``, ``.call(…)``,
+        ``.choice(…)``, ``.confirm(…)``, ``.input(…)``, ``.calculator``, ``.canvas``.
+
+        Usable while the agent runs. Inside a task handler prefer ``ctx.tools``: its calls
+        belong to the task and are journaled steps. Here, pass ``call_id=`` to make a call
+        resumable across restarts (see :mod:`lineup.sdk._tools`).
+        """
+        return self._tools
+
+    def _tool_runtime(self) -> ToolRuntime:
+        if self._core is None:
+            raise RuntimeError("The agent is not running: start agent.run() first.")
+        return self._core
 
     def task(self, handler: TaskHandler) -> TaskHandler:
         """Decorator: ``async def handle(ctx: TaskContext) -> str | None`` runs each task.
@@ -118,15 +139,60 @@ class Agent:
         Reconnects on its own after network errors (with backoff); raises
         :class:`~lineup.sdk.ConnectionRefusedByHub` if the hub refuses the credential.
         Handlers still running when it returns are resumed by the next ``run``.
+
+        In direct mode (``config.direct``, see ``docs/direct-mode.md``) it first starts
+        LineUp inside this process for people with the token, and connects to it; nothing is
+        kept or resumed after it returns. :class:`~lineup.sdk.DirectModeError` if it cannot.
         """
         if self._core is not None:
             raise RuntimeError("This agent is already running.")
-        core = Core(self._settings, self._task_handler, self._message_handler)
+        # --- direct mode (issue 5): the hub runs in this process; see lineup.sdk._direct
+        if self.config.direct is not None:
+            from lineup.sdk._direct import run_direct
+
+            try:
+                await run_direct(
+                    self._settings, self.name, self._run_core, self.stop, self._now_serving
+                )
+            finally:
+                self._endpoint = None
+                if self._serving is not None:
+                    self._serving.clear()
+            return
+        # --- end direct mode
+        await self._run_core(self._settings)
+
+    async def _run_core(self, settings: Settings) -> None:
+        core = Core(settings, self._task_handler, self._message_handler)
         self._core = core
         try:
             await core.run()
         finally:
             self._core = None
+
+    # --- direct mode (issue 5) ---------------------------------------------------------------
+    @property
+    def direct_endpoint(self) -> DirectEndpoint | None:
+        """In direct mode, where people open this agent once it listens; else None."""
+        return self._endpoint
+
+    async def serving(self) -> DirectEndpoint:
+        """Direct mode: wait until :meth:`run` listens for people; return where."""
+        if self.config.direct is None:
+            raise RuntimeError("This agent connects to a hub; it serves nothing itself.")
+        if self._serving is None:
+            self._serving = asyncio.Event()
+        await self._serving.wait()
+        assert self._endpoint is not None
+        return self._endpoint
+
+    def _now_serving(self, endpoint: DirectEndpoint) -> None:
+        self._endpoint = endpoint
+        if self._serving is None:
+            self._serving = asyncio.Event()
+        self._serving.set()
+
+    # --- end direct mode ---------------------------------------------------------------------
 
     async def drain(self) -> None:
         """Wait until the hub has answered everything this agent queued so far.

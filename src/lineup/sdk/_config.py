@@ -11,7 +11,10 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from lineup.protocol.ids import new_id
+from lineup.sdk._direct import DirectOptions
 
 _CREDENTIALS_FILE = "credentials.json"
 
@@ -31,6 +34,10 @@ class AgentConfig:
     """What an agent needs to connect: made by :func:`lineup.sdk.pair`, read by :meth:`load`.
 
     The credential is a secret; it is left out of ``repr()``.
+
+    In direct mode (``direct`` set, see :meth:`for_direct`) the agent serves LineUp itself
+    and needs no hub: :meth:`~lineup.sdk.Agent.run` starts it; the other fields are then made
+    for the one run.
     """
 
     hub_url: str
@@ -38,10 +45,41 @@ class AgentConfig:
     agent_id: str
     workspace_id: str
     credential: str = field(repr=False)
+    direct: DirectOptions | None = None  # direct mode (issue 5)
+
+    # --- direct mode (issue 5, seed 000 §3.1) ----------------------------------------------
+    @property
+    def mode(self) -> Literal["hub", "direct"]:
+        """``"direct"`` when the agent serves LineUp itself, else ``"hub"``."""
+        return "hub" if self.direct is None else "direct"
+
+    @classmethod
+    def for_direct(cls, options: DirectOptions) -> AgentConfig:
+        """A direct-mode configuration: the agent's identity is made for this run, and the
+        hub address is its own (loopback), completed with the real port when it listens."""
+        return cls(
+            hub_url=f"http://127.0.0.1:{options.port}",
+            websocket_url=f"ws://127.0.0.1:{options.port}/ws/agent",
+            agent_id=new_id("agent"),
+            workspace_id=new_id("ws"),
+            credential=f"lna_{secrets.token_urlsafe(32)}",
+            direct=options,
+        )
+
+    # --- end direct mode -------------------------------------------------------------------
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> AgentConfig:
-        """Read saved credentials (default ``$LINEUP_AGENT_HOME/credentials.json``)."""
+        """Read saved credentials (default ``$LINEUP_AGENT_HOME/credentials.json``).
+
+        ``LINEUP_MODE=direct`` selects direct mode from the environment instead (see
+        :meth:`DirectOptions.from_env`); the file is then not read.
+        """
+        mode = os.environ.get("LINEUP_MODE", "").strip().lower()
+        if mode == "direct":
+            return cls.for_direct(DirectOptions.from_env())
+        if mode not in ("", "hub"):
+            raise ValueError(f"LINEUP_MODE must be 'hub' or 'direct', not {mode!r}.")
         source = Path(path) if path is not None else default_credentials_path()
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
@@ -58,6 +96,11 @@ class AgentConfig:
         keys = ("hubUrl", "websocketUrl", "agentId", "workspaceId", "credential")
         if not isinstance(data, dict):
             raise ValueError(f"{source} must hold a JSON object.")
+        mode = data.get("mode", "hub")
+        if mode == "direct":
+            return cls.for_direct(DirectOptions.from_json(data, source=source))
+        if mode != "hub":
+            raise ValueError(f'{source}: "mode" must be "hub" or "direct", not {mode!r}.')
         missing = [k for k in keys if not isinstance(data.get(k), str) or not data.get(k)]
         if missing:
             raise ValueError(f"{source} lacks {', '.join(missing)}; pair the agent again.")
@@ -69,7 +112,9 @@ class AgentConfig:
             credential=data["credential"],
         )
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, Any]:
+        if self.direct is not None:
+            return self.direct.to_json()
         return {
             "hubUrl": self.hub_url,
             "websocketUrl": self.websocket_url,

@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
+from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
 from lineup.protocol.codec import Answer, Decoded, Ignored, decode_answer, encode
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import ErrorCode, LineupError, error_from_code
@@ -43,12 +44,14 @@ from lineup.protocol.events import (
 )
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
+from lineup.protocol.tools import ToolList, ToolResult  # tools (issue 5)
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._context import MessageContext, TaskContext
 from lineup.sdk._errors import ConnectionRefusedByHub, InteractionExpired, TaskStopped
 from lineup.sdk._journal import derive_id
 from lineup.sdk._state import Job, OutboxEntry, StateStore, Step
+from lineup.sdk._tools import ANSWER_PREFIX, dump_result, parse_result  # tools (issue 5)
 from lineup.sdk._transport import (
     REFUSAL_CLOSE_CODES,
     Connection,
@@ -111,6 +114,13 @@ class _Waiters(Generic[V]):
             if not future.done():
                 future.set_exception(error)
 
+    def cancel_all(self) -> None:
+        """Cancel every waiter (the agent is stopping: nobody will resolve them here)."""
+        waiting, self._by_key = self._by_key, {}
+        for futures in waiting.values():
+            for future in futures:
+                future.cancel()
+
 
 class Core:
     """The internals of a running agent; implements the contexts' ``Runtime`` protocol."""
@@ -136,6 +146,8 @@ class Core:
         self._last_error: ErrorFrame | None = None
         self._settled: _Waiters[None] = _Waiters()
         self._resolved: _Waiters[InteractionResolved] = _Waiters()
+        self._tool_results: _Waiters[ToolResult] = _Waiters()  # tools (issue 5)
+        self._tool_lists: dict[str, list[dict[str, Any]]] = {}
         self._runners: dict[str, asyncio.Task[None]] = {}
         self._contexts: dict[str, TaskContext] = {}
         self._shutting_down = False
@@ -209,6 +221,73 @@ class Core:
         except TimeoutError:
             raise InteractionExpired(interaction_id, expires_at) from None
 
+    # --- tools (issue 5): the ToolRuntime protocol of lineup.sdk._tools ---------------------
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    async def wait_tool_result(self, call_id: str) -> ToolResult:
+        """The answer to a tool call: kept in the state file when it arrived, or awaited."""
+        stored = self.store.answer(ANSWER_PREFIX + call_id)
+        if stored is not None:
+            return parse_result(stored)
+        return await self._tool_results.wait(call_id)
+
+    async def query_tools(self) -> list[dict[str, Any]]:
+        """Ask the hub which tools the apps offer (``tool.list``); retried on a new
+        connection if this one ends before the answer."""
+        while True:
+            if self._shutting_down or self._stop.is_set():
+                raise RuntimeError("The agent stopped before the hub listed the tools.")
+            connected = asyncio.ensure_future(self.connected.wait())
+            stopped = asyncio.ensure_future(self._stop.wait())
+            await asyncio.wait([connected, stopped], return_when=asyncio.FIRST_COMPLETED)
+            connected.cancel()
+            stopped.cancel()
+            connection = self._conn
+            if connection is None or not self.connected.is_set():
+                continue
+            query = self.make_envelope("tool.list", ToolList(tools=[]), envelope_id=new_id("evt"))
+            answer = self._expect_answer(query.id)
+            try:
+                await connection.send(encode(query))
+            except TransportClosed:
+                continue
+            await asyncio.wait([answer], timeout=self._settings.answer_timeout)
+            listed = self._tool_lists.pop(query.id, None)
+            if not answer.done() or answer.cancelled():
+                continue
+            frame = answer.result()
+            if isinstance(frame, ErrorFrame):
+                raise error_from_code(frame.code.value, frame.message, frame.details)
+            if listed is not None:
+                return listed
+
+    def withdraw_tool_call(self, call_id: str, reason: str | None = None) -> None:
+        """Queue ``tool.cancel`` for a call nobody answered yet (durable, like any uplink)."""
+        if self.store.answer(ANSWER_PREFIX + call_id) is not None:
+            return
+        envelope = self.make_envelope(
+            "tool.cancel",
+            ToolCancel(call_id=call_id, reason=reason),
+            envelope_id=derive_id("evt", self.agent_id, "tool.cancel", call_id),
+        )
+        self.store.enqueue(envelope.id, encode(envelope))
+        self.outbox_changed()
+
+    def forget_tool_call(self, scope: str, call_id: str) -> None:
+        """A call's result was used and nothing will ask for it again: drop its records."""
+        self.store.forget(scope, [ANSWER_PREFIX + call_id])
+
+    def _on_tool_result(self, envelope: Envelope, payload: ToolResult) -> None:
+        key = ANSWER_PREFIX + payload.call_id
+        self.store.remember_answer(envelope.sequence, key, dump_result(payload))
+        stored = self.store.answer(key)
+        first = parse_result(stored) if stored else payload
+        logger.info("tool call %s answered", payload.call_id)
+        self._tool_results.resolve(payload.call_id, first)
+
     # --- lifecycle ------------------------------------------------------------------------
 
     def stop(self) -> None:
@@ -234,6 +313,7 @@ class Core:
             for runner in runners:
                 runner.cancel()
             await asyncio.gather(*runners, return_exceptions=True)
+            self._tool_results.cancel_all()  # tools (issue 5): agent-level calls stop waiting
             self._store.close()
             self._store = None
 
@@ -529,6 +609,10 @@ class Core:
             self._on_cancel_requested(envelope, payload)
         elif isinstance(payload, MessageDelivered):
             self._on_message_delivered(envelope, payload)
+        elif isinstance(payload, ToolResult):  # tools (issue 5)
+            self._on_tool_result(envelope, payload)
+        elif isinstance(payload, ToolList) and envelope.correlation_id is not None:
+            self._tool_lists[envelope.correlation_id] = [t.wire() for t in payload.tools]
         else:
             logger.debug("nothing to do for %s", envelope.type)
             self.store.advance(sequence)

@@ -246,6 +246,17 @@ class StateStore:
                         "DELETE FROM answers WHERE interaction_id = ?",
                         (recorded["interactionId"],),
                     )
+            # tools (issue 5): tool calls' results are kept as answers under "tool:<call_id>"
+            called = self._db.execute(
+                "SELECT result FROM steps WHERE scope = ? AND kind = 'tool.call'", (scope,)
+            ).fetchall()
+            for (result,) in called:
+                recorded = json.loads(result)
+                if isinstance(recorded, dict) and "callId" in recorded:
+                    self._db.execute(
+                        "DELETE FROM answers WHERE interaction_id = ?",
+                        (f"tool:{recorded['callId']}",),
+                    )
             self._db.execute("DELETE FROM steps WHERE scope = ?", (scope,))
             self._db.execute(
                 "UPDATE jobs SET state = 'done', outcome = ?, frame = '' WHERE scope = ?",
@@ -327,6 +338,20 @@ class StateStore:
             "SELECT resolved FROM answers WHERE interaction_id = ?", (interaction_id,)
         ).fetchone()
         return None if row is None else str(row[0])
+
+    # --- tools (issue 5) -------------------------------------------------------------------
+
+    def enqueue(self, envelope_id: str, frame: str) -> None:
+        """Queue an envelope that belongs to no journal step (``tool.cancel``)."""
+        with self._transaction():
+            self._enqueue(envelope_id, frame, None, None)
+
+    def forget(self, scope: str, answer_keys: list[str]) -> None:
+        """Drop a finished scope's steps and answers (an agent-level tool call, once used)."""
+        with self._transaction():
+            self._db.execute("DELETE FROM steps WHERE scope = ?", (scope,))
+            for key in answer_keys:
+                self._db.execute("DELETE FROM answers WHERE interaction_id = ?", (key,))
 
     # --- outbox ---------------------------------------------------------------------------
 

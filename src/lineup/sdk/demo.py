@@ -51,7 +51,8 @@ def build_agent(
     **options: Any,
 ) -> Agent:
     """The demo agent; ``work_seconds`` is how long each pretend piece of work takes."""
-    agent = Agent(config, name="demo-agent", **options)
+    options.setdefault("name", "demo-agent")  # `lineup direct --name` renames it
+    agent = Agent(config, **options)
     reports = reports_dir or agent_home() / "reports"
 
     def write_report(ctx: TaskContext, approver: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, Update, bindparam, delete, func, insert, select, update
+from sqlalchemy import Table, Update, bindparam, delete, false, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from lineup.protocol.errors import InvalidArgument
@@ -22,11 +22,15 @@ from lineup.store.schema import (
     PROJECTION_TABLES,
     agents,
     artifacts,
+    canvas_instances,  # tools (issue 5)
+    canvas_ops,  # tools (issue 5)
     conversations,
     interactions,
     memberships,
     messages,
     tasks,
+    tool_calls,  # tools (issue 5)
+    tool_devices,  # tools (issue 5)
     users,
     workspaces,
 )
@@ -439,6 +443,159 @@ def _interaction_cancelled(conn: Connection, event: StoredEvent) -> None:
     _close_interaction(conn, event, status="cancelled")
 
 
+# --- tools (issue 5) -----------------------------------------------------------------------
+
+
+def _tool_registered(conn: Connection, event: StoredEvent) -> None:
+    p = event.payload
+    _upsert(
+        conn,
+        tool_devices,
+        {"workspace_id": event.workspace_id, "device_id": p["deviceId"]},
+        on_insert={"created_at": event.recorded_at},
+        always={
+            "user_id": p.get("userId"),
+            "name": p.get("name"),
+            "tools": list(p.get("tools") or []),
+            "updated_at": event.recorded_at,
+            "last_sequence": event.sequence,
+        },
+    )
+
+
+def _tool_called(conn: Connection, event: StoredEvent) -> None:
+    p = event.payload
+    _insert(
+        conn,
+        tool_calls,
+        id=p["toolCallId"],
+        workspace_id=event.workspace_id,
+        agent_id=p["agentId"],
+        call_id=p["callId"],
+        name=p["name"],
+        action=p.get("action"),
+        arguments=dict(p.get("arguments") or {}),
+        status="pending",
+        conversation_id=event.conversation_id,
+        task_id=event.task_id,
+        instance_id=p.get("instanceId"),
+        result=None,
+        error=None,
+        timeout_ms=p.get("timeoutMs"),
+        expires_at=p.get("expiresAt"),
+        created_at=event.recorded_at,
+        updated_at=event.recorded_at,
+        sequence=event.sequence,
+    )
+
+
+_GET_TOOL_CALL = select(tool_calls).where(
+    tool_calls.c.workspace_id == bindparam("workspace_id"), tool_calls.c.id == bindparam("id")
+)
+
+
+def _tool_completed(conn: Connection, event: StoredEvent) -> None:
+    p = event.payload
+    key = {"workspace_id": event.workspace_id, "id": p["toolCallId"]}
+    if p.get("expired"):
+        status = "expired"
+    else:
+        status = "failed" if p.get("error") is not None else "completed"
+    answered_at = _to_ms(p.get("answeredAt"))
+    _update(
+        conn,
+        tool_calls,
+        key,
+        {
+            "status": status,
+            "result": p.get("result"),
+            "error": p.get("error"),
+            "answered_by": p.get("answeredBy") or event.actor,
+            "answered_by_name": p.get("answeredByName"),
+            "answered_at": event.recorded_at if answered_at is None else answered_at,
+            "updated_at": event.recorded_at,
+        },
+    )
+    call = conn.execute(_GET_TOOL_CALL, key).first()
+    if call is not None and call.name == "canvas" and status == "completed" and call.instance_id:
+        _canvas_applied(conn, event, call)
+
+
+def _canvas_applied(conn: Connection, event: StoredEvent, call: Any) -> None:
+    """A canvas call an app answered: its effect on the instance (seed 000 §5.2)."""
+    instance = {"workspace_id": event.workspace_id, "id": call.instance_id}
+    touched: dict[str, Any] = {"updated_at": event.recorded_at, "last_sequence": event.sequence}
+    if call.action == "open":
+        _insert(
+            conn,
+            canvas_instances,
+            **instance,
+            agent_id=call.agent_id,
+            tool_call_id=call.id,
+            conversation_id=call.conversation_id,
+            task_id=call.task_id,
+            width=int(call.arguments["width"]),
+            height=int(call.arguments["height"]),
+            status="open",
+            draws=0,
+            created_at=event.recorded_at,
+            sequence=event.sequence,
+            **touched,
+        )
+        return
+    if call.action in ("draw", "clear"):
+        args = call.arguments
+        _insert(
+            conn,
+            canvas_ops,
+            tool_call_id=call.id,
+            workspace_id=event.workspace_id,
+            instance_id=call.instance_id,
+            sequence=event.sequence,
+            kind=call.action,
+            path=args.get("path") if call.action == "draw" else None,
+            color=args.get("color") if call.action == "draw" else None,
+            width=args.get("width") if call.action == "draw" else None,
+            undone=False,
+            created_at=event.recorded_at,
+        )
+        if call.action == "draw":
+            conn.execute(
+                update(canvas_instances)
+                .where(
+                    canvas_instances.c.workspace_id == event.workspace_id,
+                    canvas_instances.c.id == call.instance_id,
+                )
+                .values(draws=canvas_instances.c.draws + 1)
+            )
+    elif call.action == "undo":
+        latest = conn.execute(
+            select(canvas_ops.c.tool_call_id)
+            .where(
+                canvas_ops.c.workspace_id == event.workspace_id,
+                canvas_ops.c.instance_id == call.instance_id,
+                canvas_ops.c.undone == false(),
+            )
+            .order_by(canvas_ops.c.sequence.desc())
+            .limit(1)
+        ).scalar()
+        if latest is not None:
+            _update(conn, canvas_ops, {"tool_call_id": latest}, {"undone": True})
+    elif call.action == "close":
+        touched["status"] = "closed"
+    _update(conn, canvas_instances, instance, touched)
+
+
+def _tool_cancelled(conn: Connection, event: StoredEvent) -> None:
+    p = event.payload
+    _update(
+        conn,
+        tool_calls,
+        {"workspace_id": event.workspace_id, "id": p["toolCallId"]},
+        {"status": "cancelled", "cancel_reason": p.get("reason"), "updated_at": event.recorded_at},
+    )
+
+
 # --- artifacts -----------------------------------------------------------------------------
 
 
@@ -480,5 +637,10 @@ HANDLERS: Mapping[str, Handler] = {
     "interaction.expired": _interaction_expired,
     "interaction.cancelled": _interaction_cancelled,
     "artifact.created": _artifact_created,
+    # --- tools (issue 5) ---
+    "tool.registered": _tool_registered,
+    "tool.called": _tool_called,
+    "tool.completed": _tool_completed,
+    "tool.cancelled": _tool_cancelled,
 }
 """Which event types change which projections; any other type is stored but not projected."""

@@ -18,6 +18,8 @@ from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import (
     Agent,
     Artifact,
+    CanvasInstance,  # tools (issue 5)
+    CanvasOpRecord,  # tools (issue 5)
     Conversation,
     Interaction,
     Member,
@@ -25,6 +27,8 @@ from lineup.store.records import (
     Message,
     Task,
     TaskDetail,
+    ToolCallRecord,  # tools (issue 5)
+    ToolDevice,  # tools (issue 5)
     User,
     UserWorkspace,
     Workspace,
@@ -32,12 +36,16 @@ from lineup.store.records import (
 from lineup.store.schema import (
     agents,
     artifacts,
+    canvas_instances,  # tools (issue 5)
+    canvas_ops,  # tools (issue 5)
     conversations,
     events,
     interactions,
     memberships,
     messages,
     tasks,
+    tool_calls,  # tools (issue 5)
+    tool_devices,  # tools (issue 5)
     users,
     workspaces,
 )
@@ -319,3 +327,119 @@ class Reader:
             stmt = stmt.where(artifacts.c.conversation_id == conversation_id)
         stmt = stmt.order_by(artifacts.c.created_at, artifacts.c.id).limit(_limit(limit))
         return [Artifact.from_row(r) for r in self._rows(stmt)]
+
+    # --- tools (issue 5) -------------------------------------------------------------------
+
+    def list_tool_devices(self, workspace_id: str) -> list[ToolDevice]:
+        """The apps that registered tools, most recently registered first."""
+        stmt = (
+            select(tool_devices)
+            .where(tool_devices.c.workspace_id == workspace_id)
+            .order_by(tool_devices.c.last_sequence.desc())
+        )
+        return [ToolDevice.from_row(r) for r in self._rows(stmt)]
+
+    def get_tool_device(self, workspace_id: str, device_id: str) -> ToolDevice | None:
+        stmt = select(tool_devices).where(
+            tool_devices.c.workspace_id == workspace_id, tool_devices.c.device_id == device_id
+        )
+        row = self._conn.execute(stmt).first()
+        return None if row is None else ToolDevice.from_row(row)
+
+    def get_tool_call(self, workspace_id: str, tool_call_id: str) -> ToolCallRecord | None:
+        stmt = select(tool_calls).where(
+            tool_calls.c.workspace_id == workspace_id, tool_calls.c.id == tool_call_id
+        )
+        row = self._conn.execute(stmt).first()
+        return None if row is None else ToolCallRecord.from_row(row)
+
+    def list_tool_calls(
+        self,
+        workspace_id: str,
+        *,
+        statuses: Sequence[str] | None = None,
+        conversation_id: str | None = None,
+        task_id: str | None = None,
+        instance_id: str | None = None,
+        limit: int = 200,
+    ) -> list[ToolCallRecord]:
+        """In call order (oldest first), as apps answer them."""
+        stmt = select(tool_calls).where(tool_calls.c.workspace_id == workspace_id)
+        if statuses is not None:
+            stmt = stmt.where(tool_calls.c.status.in_(list(statuses)))
+        if conversation_id is not None:
+            stmt = stmt.where(tool_calls.c.conversation_id == conversation_id)
+        if task_id is not None:
+            stmt = stmt.where(tool_calls.c.task_id == task_id)
+        if instance_id is not None:
+            stmt = stmt.where(tool_calls.c.instance_id == instance_id)
+        stmt = stmt.order_by(tool_calls.c.sequence).limit(_limit(limit))
+        return [ToolCallRecord.from_row(r) for r in self._rows(stmt)]
+
+    def earlier_pending_canvas_call(
+        self, workspace_id: str, instance_id: str, before_sequence: int
+    ) -> ToolCallRecord | None:
+        """The oldest canvas call on ``instance_id`` still waiting, called before a sequence."""
+        stmt = (
+            select(tool_calls)
+            .where(
+                tool_calls.c.workspace_id == workspace_id,
+                tool_calls.c.instance_id == instance_id,
+                tool_calls.c.status == "pending",
+                tool_calls.c.sequence < before_sequence,
+            )
+            .order_by(tool_calls.c.sequence)
+            .limit(1)
+        )
+        row = self._conn.execute(stmt).first()
+        return None if row is None else ToolCallRecord.from_row(row)
+
+    def overdue_tool_calls(self, now_ms: int, limit: int = 1000) -> list[ToolCallRecord]:
+        """Across workspaces (for the hub's monitor): pending calls past their timeout."""
+        stmt = (
+            select(tool_calls)
+            .where(
+                tool_calls.c.status == "pending",
+                tool_calls.c.expires_at.is_not(None),
+                tool_calls.c.expires_at <= now_ms,
+            )
+            .order_by(tool_calls.c.expires_at, tool_calls.c.id)
+            .limit(_limit(limit))
+        )
+        return [ToolCallRecord.from_row(r) for r in self._rows(stmt)]
+
+    def get_canvas(self, workspace_id: str, instance_id: str) -> CanvasInstance | None:
+        stmt = select(canvas_instances).where(
+            canvas_instances.c.workspace_id == workspace_id, canvas_instances.c.id == instance_id
+        )
+        row = self._conn.execute(stmt).first()
+        return None if row is None else CanvasInstance.from_row(row)
+
+    def list_canvases(
+        self,
+        workspace_id: str,
+        *,
+        conversation_id: str | None = None,
+        statuses: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[CanvasInstance]:
+        """In the order they were opened (the newest ``limit``)."""
+        stmt = select(canvas_instances).where(canvas_instances.c.workspace_id == workspace_id)
+        if conversation_id is not None:
+            stmt = stmt.where(canvas_instances.c.conversation_id == conversation_id)
+        if statuses is not None:
+            stmt = stmt.where(canvas_instances.c.status.in_(list(statuses)))
+        stmt = stmt.order_by(canvas_instances.c.sequence.desc()).limit(_limit(limit))
+        return [CanvasInstance.from_row(r) for r in reversed(self._rows(stmt))]
+
+    def list_canvas_ops(self, workspace_id: str, instance_id: str) -> list[CanvasOpRecord]:
+        """A canvas's draws and clears in the order they took effect."""
+        stmt = (
+            select(canvas_ops)
+            .where(
+                canvas_ops.c.workspace_id == workspace_id,
+                canvas_ops.c.instance_id == instance_id,
+            )
+            .order_by(canvas_ops.c.sequence)
+        )
+        return [CanvasOpRecord.from_row(r) for r in self._conn.execute(stmt).all()]

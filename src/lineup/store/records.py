@@ -167,6 +167,82 @@ class Artifact(_FromRow):
     created_at: int
 
 
+# --- tools (issue 5) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolDevice(_FromRow):
+    workspace_id: str
+    device_id: str
+    user_id: str | None
+    name: str | None
+    tools: list[dict[str, Any]]
+    created_at: int
+    updated_at: int
+    last_sequence: int
+
+
+@dataclass(frozen=True)
+class ToolCallRecord(_FromRow):
+    id: str
+    workspace_id: str
+    agent_id: str
+    call_id: str
+    name: str
+    action: str | None
+    arguments: dict[str, Any]
+    status: str
+    conversation_id: str | None
+    task_id: str | None
+    instance_id: str | None
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    answered_by: str | None
+    answered_by_name: str | None
+    answered_at: int | None
+    cancel_reason: str | None
+    timeout_ms: int | None
+    expires_at: int | None
+    created_at: int
+    updated_at: int
+    sequence: int
+
+
+@dataclass(frozen=True)
+class CanvasInstance(_FromRow):
+    id: str
+    workspace_id: str
+    agent_id: str
+    tool_call_id: str
+    conversation_id: str | None
+    task_id: str | None
+    width: int
+    height: int
+    status: str
+    draws: int
+    created_at: int
+    updated_at: int
+    sequence: int
+    last_sequence: int
+
+
+@dataclass(frozen=True)
+class CanvasOpRecord(_FromRow):
+    tool_call_id: str
+    workspace_id: str
+    instance_id: str
+    sequence: int
+    kind: str
+    path: str | None
+    color: str | None
+    width: int | None
+    undone: bool
+    created_at: int
+
+
+# --- end tools ---------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class TaskDetail:
     task: Task

@@ -239,6 +239,96 @@ PROJECTION_TABLES: tuple[Table, ...] = (
 ``last_sequence`` and ``last_recorded_at`` belong to the log, so the row is kept and
 ``workspace.created`` upserts it."""
 
+# --- tools (issue 5) ---------------------------------------------------------------------
+
+tool_devices = Table(
+    "tool_devices",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("device_id", ID, nullable=False),
+    Column("user_id", ID, nullable=True),
+    Column("name", Text, nullable=True),
+    Column("tools", json_column_type(), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("last_sequence", BigInteger, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "device_id"),
+)
+"""The tools each person's app (device) registered (``tool.registered``)."""
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("call_id", String(128), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("action", String(64), nullable=True),
+    Column("arguments", json_column_type(), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("conversation_id", ID, nullable=True),
+    Column("task_id", ID, nullable=True),
+    Column("instance_id", ID, nullable=True),
+    Column("result", json_column_type(), nullable=True),
+    Column("error", json_column_type(), nullable=True),
+    Column("answered_by", String(200), nullable=True),
+    Column("answered_by_name", Text, nullable=True),
+    Column("answered_at", BigInteger, nullable=True),
+    Column("cancel_reason", Text, nullable=True),
+    Column("timeout_ms", BigInteger, nullable=True),
+    Column("expires_at", BigInteger, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Index("ix_tool_calls_agent_call", "workspace_id", "agent_id", "call_id", unique=True),
+    Index("ix_tool_calls_workspace_id_status", "workspace_id", "status"),
+    Index("ix_tool_calls_instance_id_status", "instance_id", "status"),
+    Index("ix_tool_calls_status_expires_at", "status", "expires_at"),
+)
+"""Agents' calls of app tools: pending until an app answers (``tool.called`` →
+``tool.completed`` | ``tool.cancelled``). ``call_id`` is the agent's; ``id`` the hub's."""
+
+canvas_instances = Table(
+    "canvas_instances",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("tool_call_id", ID, nullable=False),
+    Column("conversation_id", ID, nullable=True),
+    Column("task_id", ID, nullable=True),
+    Column("width", Integer, nullable=False),
+    Column("height", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("draws", Integer, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Column("last_sequence", BigInteger, nullable=False),
+    Index("ix_canvas_instances_workspace_id_conversation_id", "workspace_id", "conversation_id"),
+)
+
+canvas_ops = Table(
+    "canvas_ops",
+    metadata,
+    Column("tool_call_id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("instance_id", ID, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("path", Text, nullable=True),
+    Column("color", String(64), nullable=True),
+    Column("width", Integer, nullable=True),
+    Column("undone", Boolean, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_canvas_ops_instance_id_sequence", "instance_id", "sequence"),
+)
+"""A canvas's draws and clears in the order apps answered them (= call order); an ``undo``
+marks the latest one ``undone``. ``protocol.builtin_tools.visible_strokes`` reads them."""
+
+PROJECTION_TABLES = (*PROJECTION_TABLES, tool_devices, tool_calls, canvas_instances, canvas_ops)
+
 # --- secrets and sessions (not event-sourced; only hashes are stored) ---------------------
 
 credentials = Table(
@@ -287,3 +377,149 @@ agent_credentials = Table(
     Column("revoked_at", BigInteger, nullable=True),
     Index("ix_agent_credentials_agent_id", "agent_id"),
 )
+
+# --- cluster (issue 7) ---------------------------------------------------------------------
+# Runtime coordination of hub nodes, not event-sourced: neither rebuilt by a replay nor read
+# by a client. See ``lineup.hub.leases`` and ``lineup.hub.cluster``.
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("holder", String(200), nullable=False),
+    Column("acquired_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+)
+"""Named, expiring leases: work that must run once across the cluster, and each node's own
+liveness (``node:<instance>``). A holder renews before ``expires_at``; anyone may take an
+expired lease. Writes go through the store's writer, whose write lock serialises them."""
+
+agent_links = Table(
+    "agent_links",
+    metadata,
+    Column("agent_id", ID, primary_key=True),
+    Column("workspace_id", ID, nullable=False),
+    Column("node", String(200), nullable=False),
+    Column("connected_at", BigInteger, nullable=False),
+    Index("ix_agent_links_node", "node"),
+)
+"""Which node instance holds each connected agent's socket: written in the same transaction
+as ``agent.connected``, removed in the one that records it offline. An agent is connected
+while its row names a node whose ``node:<instance>`` lease is live."""
+# --- end cluster (issue 7) -----------------------------------------------------------------
+
+# --- notifications (issue 6) ---------------------------------------------------------------
+# Reaching people when an agent waits for them or fails (``lineup.hub.notify``). Not
+# event-sourced: none of this is rebuilt by a replay. See ``lineup.store.notifications``.
+
+vapid_keys = Table(
+    "vapid_keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("public_key", Text, nullable=False),
+    Column("private_key", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+"""The hub's one Web Push (VAPID) key pair, row 1: made on first start and shared by every
+node. The public key is the browsers' ``applicationServerKey``; the private key signs pushes
+(a signing key cannot be stored as a hash)."""
+
+push_subscriptions = Table(
+    "push_subscriptions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("user_id", ID, nullable=False),
+    Column("endpoint", Text, nullable=False),
+    Column("endpoint_hash", String(64), nullable=False, unique=True),
+    Column("p256dh", String(255), nullable=False),
+    Column("auth", String(255), nullable=False),
+    Column("label", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("last_attempt_at", BigInteger, nullable=True),
+    Column("last_delivered_at", BigInteger, nullable=True),
+    Column("failing_since", BigInteger, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Index("ix_push_subscriptions_user_id", "user_id"),
+)
+"""A person's devices (one browser's push subscription each) and how delivery to each goes."""
+
+notification_preferences = Table(
+    "notification_preferences",
+    metadata,
+    Column("user_id", ID, primary_key=True),
+    Column("events", json_column_type(), nullable=False),
+    Column("channels", json_column_type(), nullable=False),
+    Column("quiet_start", String(5), nullable=True),
+    Column("quiet_end", String(5), nullable=True),
+    Column("time_zone", String(64), nullable=False),
+    Column("email_last_attempt_at", BigInteger, nullable=True),
+    Column("email_last_delivered_at", BigInteger, nullable=True),
+    Column("email_failing_since", BigInteger, nullable=True),
+    Column("email_last_error", Text, nullable=True),
+    Column("updated_at", BigInteger, nullable=False),
+)
+"""What a person wants to hear about, where, and when not; plus how email delivery goes."""
+
+notifications = Table(
+    "notifications",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("dedupe_key", String(64), nullable=False, unique=True),
+    Column("user_id", ID, nullable=False),
+    Column("workspace_id", ID, nullable=False),
+    Column("channel", String(16), nullable=False),
+    Column("target", ID, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("subject_type", String(32), nullable=False),
+    Column("subject_id", String(200), nullable=False),
+    Column("event_id", ID, nullable=True),
+    Column("title", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("link", Text, nullable=False),
+    Column("tag", String(255), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", BigInteger, nullable=False),
+    Column("claimed_by", String(200), nullable=True),
+    Column("claimed_until", BigInteger, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("delivered_at", BigInteger, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Index("ix_notifications_status_next_attempt_at", "status", "next_attempt_at"),
+    Index("ix_notifications_user_id_created_at", "user_id", "created_at"),
+)
+"""The outbox: one row per (subject, person, channel, device), unique by ``dedupe_key`` so no
+restart and no second node can make a second one. A node claims a due row (``claimed_by``,
+``claimed_until``) inside a writer transaction before sending it."""
+
+notification_attempts = Table(
+    "notification_attempts",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("notification_id", ID, nullable=False),
+    Column("user_id", ID, nullable=False),
+    Column("channel", String(16), nullable=False),
+    Column("target", ID, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("at", BigInteger, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("node", String(200), nullable=False),
+    Index("ix_notification_attempts_notification_id", "notification_id"),
+    Index("ix_notification_attempts_user_id_at", "user_id", "at"),
+)
+"""Every delivery attempt's outcome: delivered, retry, failed, expired or skipped."""
+
+notification_cursors = Table(
+    "notification_cursors",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), primary_key=True),
+    Column("last_sequence", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+"""How far the notification worker has read each workspace's log (persisted across restarts).
+A workspace with no row is read from its start; the migration starts existing ones at their
+latest event, so turning the feature on does not notify about the past."""
+# --- end notifications (issue 6) -----------------------------------------------------------

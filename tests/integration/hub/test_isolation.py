@@ -14,6 +14,9 @@ BODIES = {
     "/tasks": {"title": "intrusion", "targetAgentId": "{agent_id}"},
     "/tasks/{task_id}/cancel": {},
     "/interactions/{interaction_id}/respond": {"response": {"optionId": "approve"}},
+    # --- tools (issue 5) ---
+    "/devices/{device_id}/tools": {"tools": []},
+    "/tool-calls/{tool_call_id}/result": {"result": {"message": "Classified"}},
 }
 
 
@@ -30,12 +33,33 @@ def _world(hub: HubClient):
         {"interaction": {"id": "int_secret", "type": "approval", "title": "Classified?"}},
         taskId=task_id,
     )
+    # --- tools (issue 5): a registered device, a pending tool call, a canvas
+    ana._use()
+    hub.client.put(ana.url("/devices/ana-laptop/tools"), json={"tools": []}, headers=ana.headers())
+    question = {"question": "Classified?", "options": ["yes", "no"]}
+    agent.call("tool.call", {"call_id": "c1", "name": "choice", "arguments": question})
+    agent.call(
+        "tool.call",
+        {
+            "call_id": "c2",
+            "name": "canvas",
+            "action": "open",
+            "arguments": {"width": 10, "height": 10},
+        },
+    )
+    calls = {c["callId"]: c for c in ana.ok(ana.get("/tool-calls"))["toolCalls"]}
+    instance = calls["c2"]["instanceId"]
+    opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
+    ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
     context.__exit__(None, None, None)
     ids = {
         "agent_id": creds["agentId"],
         "task_id": task_id,
         "conversation_id": task["task"]["conversationId"],
         "interaction_id": "int_secret",
+        "device_id": "ana-laptop",
+        "tool_call_id": calls["c1"]["id"],
+        "instance_id": instance,
     }
     return ana, ids
 
@@ -80,6 +104,8 @@ def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
     for method, path in _operations(hub):
         if "{" not in path:
             continue
+        if path == "/devices/{device_id}/tools":
+            continue  # a device id is the app's own choice: bo registers his own device
         bo._use()
         body = BODIES.get(path) or {}
         response = hub.client.request(
@@ -96,3 +122,5 @@ def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
     after = ana.ok(ana.get(f"/tasks/{ids['task_id']}"))
     assert after["task"]["cancelRequested"] is False
     assert after["interactions"][0]["status"] == "requested"
+    pending = ana.ok(ana.get("/tool-calls?status=pending"))["toolCalls"]
+    assert [c["id"] for c in pending] == [ids["tool_call_id"]]

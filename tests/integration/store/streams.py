@@ -37,6 +37,15 @@ ACTIONS = (
     "artifact",
     "unknown",
     "resend",
+    # --- tools (issue 5) ---
+    "register_tools",
+    "tool_call",
+    "tool_answer",
+    "tool_fail",
+    "tool_cancel",
+    "tool_expire",
+    "canvas_open",
+    "canvas_op",
 )
 
 Step = tuple[str, int]
@@ -49,6 +58,8 @@ class _Space:
     conversations: list[str] = field(default_factory=list)
     tasks: list[str] = field(default_factory=list)
     open_interactions: list[str] = field(default_factory=list)
+    pending_calls: list[tuple[str, str, str]] = field(default_factory=list)  # tools (issue 5)
+    canvases: list[str] = field(default_factory=list)  # tools (issue 5)
 
 
 class StreamBuilder:
@@ -259,6 +270,101 @@ class StreamBuilder:
     def _resend(self, s: _Space, pick: int) -> None:
         self.events.append(self.events[pick % len(self.events)])
 
+    # --- tools (issue 5) -------------------------------------------------------------------
+
+    def _register_tools(self, s: _Space, pick: int) -> None:
+        tools = [{"name": "choice", "type": "action", "inputSchema": {"type": "object"}}]
+        payload = {
+            "deviceId": f"dev{pick % 3}",
+            "userId": self._user(pick),
+            "tools": tools[: pick % 2],
+        }
+        self._emit(s, "tool.registered", payload, actor=f"user:{self._user(pick)}")
+
+    def _called(self, s: _Space, pick: int, name: str, action: str | None, **extra: Any) -> str:
+        agent = s.agents[pick % len(s.agents)]
+        call = self._id("tc")
+        payload: dict[str, Any] = {
+            "toolCallId": call,
+            "callId": f"c{pick}-{call}",
+            "agentId": agent,
+            "name": name,
+            "arguments": extra.pop("arguments", {"question": "?", "options": ["a", "b"]}),
+            "targetAgentId": agent,
+            **extra,
+        }
+        if action is not None:
+            payload["action"] = action
+        conversation = s.conversations[pick % len(s.conversations)] if s.conversations else None
+        self._emit(s, "tool.called", payload, actor=f"agent:{agent}", conversation_id=conversation)
+        return call
+
+    def _completed(self, s: _Space, call: str, name: str, **outcome: Any) -> None:
+        payload = {
+            "toolCallId": call,
+            "callId": "c",
+            "name": name,
+            "answeredBy": "user:u",
+            "answeredAt": self.clock,
+            "targetAgentId": "a",
+            **outcome,
+        }
+        self._emit(s, "tool.completed", payload, actor="user:u")
+
+    def _tool_call(self, s: _Space, pick: int) -> None:
+        if s.agents:
+            extra = {"timeoutMs": 1000, "expiresAt": self.clock + 1000} if pick % 3 == 0 else {}
+            s.pending_calls.append(
+                (self._called(s, pick, "choice", "select", **extra), "choice", "")
+            )
+
+    def _take_call(self, s: _Space, pick: int) -> tuple[str, str, str] | None:
+        return s.pending_calls.pop(pick % len(s.pending_calls)) if s.pending_calls else None
+
+    def _tool_answer(self, s: _Space, pick: int) -> None:
+        if taken := self._take_call(s, pick):
+            self._completed(s, taken[0], taken[1], result={"message": "a", "index": 0})
+
+    def _tool_fail(self, s: _Space, pick: int) -> None:
+        if taken := self._take_call(s, pick):
+            self._completed(
+                s, taken[0], taken[1], error={"code": "invalid_argument", "message": "x"}
+            )
+
+    def _tool_expire(self, s: _Space, pick: int) -> None:
+        if taken := self._take_call(s, pick):
+            error = {"code": "unavailable", "message": "No app answered."}
+            self._completed(s, taken[0], taken[1], error=error, expired=True)
+
+    def _tool_cancel(self, s: _Space, pick: int) -> None:
+        if taken := self._take_call(s, pick):
+            payload = {"toolCallId": taken[0], "callId": "c", "targetAgentId": "a"}
+            if pick % 2:
+                payload["reason"] = "moot"
+            self._emit(s, "tool.cancelled", payload, actor="agent:x")
+
+    def _canvas_open(self, s: _Space, pick: int) -> None:
+        if not s.agents:
+            return
+        instance = self._id("inst")
+        arguments = {"width": 100 + pick, "height": 50}
+        call = self._called(s, pick, "canvas", "open", arguments=arguments, instanceId=instance)
+        self._completed(s, call, "canvas", result={"message": f"instance_id: {instance}"})
+        s.canvases.append(instance)
+
+    def _canvas_op(self, s: _Space, pick: int) -> None:
+        if not s.canvases or not s.agents:
+            return
+        instance = s.canvases[pick % len(s.canvases)]
+        action = ("draw", "draw", "undo", "clear", "draw", "close")[pick % 6]
+        arguments: dict[str, Any] = {"instance_id": instance}
+        if action == "draw":
+            arguments.update(path=f"M0 0 L{pick} {pick}", color="red", width=1 + pick % 5)
+        call = self._called(s, pick, "canvas", action, arguments=arguments, instanceId=instance)
+        self._completed(s, call, "canvas", result={"message": "ok"})
+        if action == "close":
+            s.canvases.remove(instance)
+
 
 REALISTIC: list[Step] = [
     ("member", 0), ("member", 1), ("member", 2), ("member", 5),
@@ -271,4 +377,10 @@ REALISTIC: list[Step] = [
     ("heartbeat_lost", 0), ("heartbeat_lost", 3), ("rename", 1), ("revoke", 0),
     ("unknown", 0), ("resend", 7), ("resend", 20), ("pair", 2), ("connect", 2),
     ("task", 1), ("accept", 3), ("request", 3), ("request", 7), ("resolve", 1), ("member", 3),
+    # --- tools (issue 5) ---
+    ("register_tools", 1), ("register_tools", 3), ("tool_call", 0), ("tool_call", 2),
+    ("tool_call", 5), ("tool_call", 7), ("tool_answer", 0), ("tool_fail", 0), ("tool_cancel", 1),
+    ("tool_call", 3), ("tool_expire", 0), ("canvas_open", 0), ("canvas_op", 0), ("canvas_op", 2),
+    ("canvas_op", 6), ("canvas_op", 4), ("canvas_op", 8), ("canvas_open", 1), ("canvas_op", 1),
+    ("canvas_op", 3), ("canvas_op", 10),
 ]  # fmt: skip

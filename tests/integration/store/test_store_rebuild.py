@@ -50,6 +50,11 @@ async def test_rebuilding_a_realistic_stream_gives_the_live_projections(store: S
         "tasks",
         "interactions",
         "artifacts",
+        # --- tools (issue 5) ---
+        "tool_devices",
+        "tool_calls",
+        "canvas_instances",
+        "canvas_ops",
     ):
         assert snapshot[name], f"the realistic stream should fill {name}"
     statuses = {t["status"] for t in snapshot["tasks"]}

@@ -89,6 +89,8 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "action": "select",
         "result": {"message": "test"},
     },
+    # --- tools (issue 5) ---
+    ("tool.cancel", Sender.AGENT): {"call_id": "c1", "reason": "no longer needed"},
 }
 
 

@@ -13,6 +13,10 @@ connection whose frames the hub handles as it receives them. What it does, as th
 
 And what a test needs: drop the connection on demand or right after recording an event of a
 given type (before acking it), refuse an event once with a given error, fail connects.
+
+Tools (issue 5): a ``tool.list`` query is answered with a ``tool.list`` frame (correlated
+to the query) from ``tool_catalogue``, then acked; ``tool.call`` and ``tool.cancel`` are
+recorded like any event; :meth:`FakeHub.answer_tool` sends the downlink ``tool.result``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lineup.protocol import Sender, decode_frame, encode
+from lineup.protocol.builtin_tools import BUILTIN_DEFINITIONS
 from lineup.protocol.codec import Ignored, Rejected
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import RETRYABLE, ErrorCode
@@ -92,6 +97,8 @@ class FakeHub:
         self.earliest_sequence: int | None = None
         self.drop_after: dict[str, int] = {}
         self.refuse: dict[str, list[ErrorCode]] = {}
+        self.tool_catalogue: list[dict[str, Any]] = [dict(d) for d in BUILTIN_DEFINITIONS]
+        self.tool_queries: list[Envelope] = []
         self._waiters: list[asyncio.Future[None]] = []
 
     # --- the Transport the SDK connects through -------------------------------------------
@@ -140,6 +147,11 @@ class FakeHub:
             connection.push(Ack(id=envelope.id))
         elif envelope.type == "message.delta":
             self.deltas.append(envelope)
+            connection.push(Ack(id=envelope.id))
+        elif envelope.type == "tool.list":  # tools (issue 5): a query, never recorded
+            self.tool_queries.append(envelope)
+            answer = self._envelope("tool.list", {"tools": self.tool_catalogue})
+            connection.push(answer.model_copy(update={"correlation_id": envelope.id}))
             connection.push(Ack(id=envelope.id))
         elif envelope.id in self.seen:
             self.duplicates.append(envelope)
@@ -289,6 +301,38 @@ class FakeHub:
             conversation_id="conv_1",
         )
         return message_id
+
+    # --- tools (issue 5) -------------------------------------------------------------------
+
+    def tool_calls(self) -> list[Envelope]:
+        return self.effects_of("tool.call")
+
+    async def next_tool_call(self, count: int) -> Envelope:
+        """Wait for the ``count``-th tool call the hub recorded."""
+        await self.wait_for(lambda: len(self.tool_calls()) >= count)
+        return self.tool_calls()[count - 1]
+
+    def answer_tool(
+        self,
+        call: Envelope,
+        result: dict[str, Any] | None = None,
+        *,
+        error: dict[str, Any] | None = None,
+    ) -> Envelope:
+        """An app answers ``call``: the downlink ``tool.result`` (with a sequence)."""
+        payload: dict[str, Any] = {"call_id": call.payload["call_id"], "name": call.payload["name"]}
+        if call.payload.get("action") is not None:
+            payload["action"] = call.payload["action"]
+        if error is not None:
+            payload["error"] = error
+        else:
+            payload["result"] = result or {"message": "ok"}
+        return self.emit(
+            "tool.result",
+            payload,
+            task_id=call.task_id,
+            conversation_id=call.conversation_id,
+        )
 
     # --- what a test looks at -------------------------------------------------------------
 

@@ -3,6 +3,8 @@
 import { Transport } from "./client";
 import type {
   Agent,
+  AvailableTools,
+  CanvasInstance,
   Conversation,
   EventsPage,
   Inbox,
@@ -17,6 +19,10 @@ import type {
   TaskDetail,
   TaskFilter,
   Task,
+  ToolAnswer,
+  ToolCall,
+  ToolCallStatus,
+  ToolDefinition,
   Workspace,
 } from "./types";
 
@@ -144,5 +150,48 @@ export class WorkspaceApi {
   // --- the event log
   events(after = 0, limit = 200): Promise<EventsPage> {
     return this.transport.get(this.path(`/events?after=${after}&limit=${limit}`));
+  }
+
+  // --- tools (issue 5)
+  tools(): Promise<AvailableTools> {
+    return this.transport.get(this.path("/tools"));
+  }
+
+  registerTools(
+    deviceId: string,
+    tools: ToolDefinition[],
+    name?: string,
+  ): Promise<{ changed: boolean; sequence: number | null }> {
+    return this.transport.request("PUT", this.path(`/devices/${enc(deviceId)}/tools`), {
+      body: name ? { tools, name } : { tools },
+    });
+  }
+
+  toolCalls(
+    opts: { status?: ToolCallStatus; conversationId?: string; taskId?: string } = {},
+  ): Promise<{ toolCalls: ToolCall[] }> {
+    const query = new URLSearchParams();
+    if (opts.status) query.set("status", opts.status);
+    if (opts.conversationId) query.set("conversationId", opts.conversationId);
+    if (opts.taskId) query.set("taskId", opts.taskId);
+    const qs = query.toString();
+    return this.transport.get(this.path(`/tool-calls${qs ? `?${qs}` : ""}`));
+  }
+
+  toolCall(id: string): Promise<ToolCall> {
+    return this.transport.get(this.path(`/tool-calls/${enc(id)}`));
+  }
+
+  answerToolCall(id: string, answer: ToolAnswer, key?: string): Promise<ToolCall> {
+    return this.transport.post(this.path(`/tool-calls/${enc(id)}/result`), answer, key);
+  }
+
+  canvases(conversationId?: string): Promise<{ canvases: CanvasInstance[] }> {
+    const qs = conversationId ? `?conversationId=${enc(conversationId)}` : "";
+    return this.transport.get(this.path(`/canvases${qs}`));
+  }
+
+  canvas(instanceId: string): Promise<CanvasInstance> {
+    return this.transport.get(this.path(`/canvases/${enc(instanceId)}`));
   }
 }

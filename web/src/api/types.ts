@@ -233,6 +233,8 @@ export interface TaskDetail {
 
 export interface Inbox {
   waitingForMe: Interaction[];
+  /** Agents' tool calls waiting for an app (issue 5); counted in `counts.waitingForMe`. */
+  waitingTools?: ToolCall[];
   needsAttention: Task[];
   recentlyDone: Task[];
   counts: { waitingForMe: number; needsAttention: number; unread: number };
@@ -243,4 +245,92 @@ export type TaskFilter = "all" | "running" | "waiting" | "done";
 export interface EventsPage {
   events: HubEvent[];
   latestSequence: number;
+}
+
+// --- tools (issue 5): seed 000 §4 definitions and the hub's views (src/lineup/hub/tools.py)
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolActionDefinition {
+  name: string;
+  description?: string;
+  inputSchema: JsonSchema;
+}
+
+export type ToolDefinition =
+  | { name: string; type: "action"; description?: string; inputSchema: JsonSchema }
+  | { name: string; type: "toolset" | "app"; description?: string; actions: ToolActionDefinition[] };
+
+/** `result` of seed 000 §4.5: `message` always, and whatever fields the tool adds. */
+export interface ToolResultBody {
+  message: string;
+  [field: string]: unknown;
+}
+
+export interface ToolError {
+  code: string;
+  message: string;
+}
+
+export type ToolCallStatus = "pending" | "completed" | "failed" | "expired" | "cancelled";
+
+/** An agent's call of an app tool, as the hub shows it. `id` is the hub's (`tc_…`). */
+export interface ToolCall {
+  id: string;
+  callId: string;
+  agentId: string;
+  name: string;
+  action: string | null;
+  arguments: Record<string, unknown>;
+  status: ToolCallStatus;
+  conversationId: string | null;
+  taskId: string | null;
+  instanceId: string | null;
+  result: ToolResultBody | null;
+  error: ToolError | null;
+  answeredBy: string | null;
+  answeredByName: string | null;
+  answeredAt: Iso | null;
+  cancelReason: string | null;
+  timeoutMs: number | null;
+  expiresAt: Iso | null;
+  createdAt: Iso | null;
+  updatedAt: Iso | null;
+  sequence: number;
+}
+
+export interface CanvasStroke {
+  path: string;
+  color: string | null;
+  width: number | null;
+  toolCallId: string;
+}
+
+export interface CanvasInstance {
+  id: string;
+  agentId: string;
+  toolCallId: string;
+  conversationId: string | null;
+  taskId: string | null;
+  width: number;
+  height: number;
+  status: "open" | "closed";
+  strokes: CanvasStroke[];
+  operations: number;
+  undone: number;
+  createdAt: Iso | null;
+  updatedAt: Iso | null;
+  lastSequence: number;
+}
+
+export interface ToolAnswer {
+  result?: ToolResultBody;
+  error?: ToolError;
+  deviceId?: string;
+}
+
+export interface AvailableTools {
+  tools: ToolDefinition[];
+  builtin: boolean;
+  devices: { deviceId: string; userId: string | null; name: string | null; tools: string[]; updatedAt: Iso | null }[];
 }

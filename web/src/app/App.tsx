@@ -3,6 +3,7 @@
 import { useEffect } from "react";
 import { CreateWorkspace, SignIn, SignUp } from "../features/auth/AuthScreens";
 import { SessionProvider, useSession } from "../features/auth/session";
+import { TokenScreen } from "../features/direct/TokenScreen";
 import { navigate, useLocation } from "../lib/router";
 import { Banner, Button, Loading } from "../ui";
 import { WorkspaceApp } from "./Shell";
@@ -22,13 +23,20 @@ function Gate() {
   const loc = useLocation();
   const { state } = session;
 
+  // A notification's link names its workspace (?workspace=…): open that one (issue 6).
+  const linkedWorkspace = loc.search.get("workspace");
   useEffect(() => {
-    if (state.status === "signedOut" && !PUBLIC.has(loc.path)) {
+    if (state.status !== "signedIn" || !linkedWorkspace || linkedWorkspace === state.workspaceId) return;
+    if (state.workspaces.some((w) => w.id === linkedWorkspace)) session.selectWorkspace(linkedWorkspace);
+  }, [state, linkedWorkspace, session]);
+
+  useEffect(() => {
+    if (state.status === "signedOut" && !PUBLIC.has(loc.path) && !session.direct) {
       const next = loc.path === "/" ? "" : `?next=${encodeURIComponent(loc.path + (loc.search.toString() ? `?${loc.search}` : ""))}`;
       navigate(`/signin${next}`, { replace: true });
     }
     if (state.status === "signedIn" && PUBLIC.has(loc.path)) navigate("/inbox", { replace: true });
-  }, [state.status, loc.path, loc.search]);
+  }, [state.status, loc.path, loc.search, session.direct]);
 
   if (state.status === "loading") {
     return (
@@ -47,6 +55,17 @@ function Gate() {
     );
   }
   if (state.status === "signedOut") {
+    if (session.direct) {
+      // direct mode (issue 5): the pre-shared token instead of accounts
+      return (
+        <TokenScreen
+          agentName={session.direct.agentName}
+          onToken={session.signInWithToken}
+          launchError={state.launchError}
+          expired={state.reason === "expired"}
+        />
+      );
+    }
     if (loc.path === "/signup") return <SignUp />;
     return <SignIn next={loc.search.get("next")} expired={state.reason === "expired"} />;
   }

@@ -12,10 +12,12 @@ import { InboxView } from "../features/inbox/InboxView";
 import { SettingsView } from "../features/settings/SettingsView";
 import { TaskDetailView } from "../features/tasks/TaskDetail";
 import { TasksView } from "../features/tasks/TasksView";
+import { useBrowserNotifications } from "../features/notifications/useBrowserNotifications";
+import { useFocusCard } from "../features/notifications/useFocusCard";
 import { Link, matchPath, navigate, useLocation, withQuery } from "../lib/router";
 import { PHONE, WIDE, useMediaQuery } from "../lib/useMediaQuery";
 import { RealtimeProvider, useConnectionState } from "../realtime/RealtimeProvider";
-import { Banner, CountBadge, Drawer, EmptyState, Icon, type IconName } from "../ui";
+import { Badge, Banner, CountBadge, Drawer, EmptyState, Icon, type IconName } from "../ui";
 import { WorkspaceProvider, useWorkspace } from "./workspace";
 
 export function WorkspaceApp({ workspace, user }: { workspace: Workspace; user: User }) {
@@ -69,6 +71,8 @@ function Shell() {
   const taskId = loc.search.get("task");
   const page = useMemo(() => route(loc.path), [loc.path]);
   const detailTitleId = useId();
+  useBrowserNotifications(); // notifications (issue 6)
+  useFocusCard(); // notifications (issue 6): a notification's link opens its card
 
   useEffect(() => {
     if (!page) navigate("/inbox", { replace: true });
@@ -165,6 +169,7 @@ function NavList() {
 
 function TopBar({ phone, menuOpen, onMenu }: { phone: boolean; menuOpen: boolean; onMenu: () => void }) {
   const { inbox, workspace } = useWorkspace();
+  const { direct } = useSession();
   const unread = inbox.data?.counts.unread ?? 0;
   return (
     <header className="topbar">
@@ -178,6 +183,11 @@ function TopBar({ phone, menuOpen, onMenu }: { phone: boolean; menuOpen: boolean
         <span>LineUp</span>
       </Link>
       {!phone ? <span className="topbar-ws">{workspace.name}</span> : null}
+      {direct ? (
+        <span data-testid="direct-badge" title="This agent serves LineUp itself; nothing is kept after it stops.">
+          <Badge tone="brand">Direct mode</Badge>
+        </span>
+      ) : null}
       <div className="topbar-right">
         <AgentsOnline compact={phone} />
         <Link

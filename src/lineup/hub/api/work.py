@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from lineup.hub import commands
+from lineup.hub import tools as app_tools  # tools (issue 5)
 from lineup.hub.api import views
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.state import HubState
@@ -293,6 +294,7 @@ async def respond(
 async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict[str, Any]:
     def read(r: Reader) -> dict[str, Any]:
         waiting = r.list_interactions(workspace_id, statuses=["requested"])
+        waiting_tools = r.list_tool_calls(workspace_id, statuses=["pending"])  # tools (issue 5)
         failed = r.list_tasks(workspace_id, statuses=["failed"], limit=recent)
         active = r.list_tasks(workspace_id, statuses=["running", "waiting_for_human"], limit=200)
         done = r.list_tasks(workspace_id, statuses=["succeeded", "cancelled"], limit=recent)
@@ -302,12 +304,13 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
         attention = [views.task(t, agents) for t in failed]
         return {
             "waitingForMe": _interactions(r, workspace_id, waiting),
+            "waitingTools": [app_tools.tool_call_view(c) for c in waiting_tools],  # tools (issue 5)
             "needsAttention": lost + attention,
             "recentlyDone": [views.task(t, agents) for t in done],
             "counts": {
-                "waitingForMe": len(waiting),
+                "waitingForMe": len(waiting) + len(waiting_tools),
                 "needsAttention": len(lost) + len(attention),
-                "unread": len(waiting) + len(lost),
+                "unread": len(waiting) + len(waiting_tools) + len(lost),
             },
         }
 

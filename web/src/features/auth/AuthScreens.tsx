@@ -7,7 +7,8 @@ import { useTitle } from "../../lib/useTitle";
 import { Banner, Button } from "../../ui";
 import { useSession } from "./session";
 
-function AuthFrame({ title, subtitle, children, footer }: { title: string; subtitle: string; children: ReactNode; footer?: ReactNode }) {
+/** The frame of the screens before the app (also direct mode's token screen). */
+export function AuthFrame({ title, subtitle, children, footer }: { title: string; subtitle: string; children: ReactNode; footer?: ReactNode }) {
   return (
     <div className="auth">
       <main className="auth-card" id="main">

@@ -4,12 +4,14 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { AccountApi, WorkspaceApi } from "../../api/hub";
 import { ApiError, Transport } from "../../api/client";
 import type { Me, User, Workspace } from "../../api/types";
+import { DirectApi } from "../direct/api";
+import { takeLaunchToken } from "../direct/launchToken";
 
 const WORKSPACE_KEY = "lineup.workspace";
 
 export type SessionState =
   | { status: "loading" }
-  | { status: "signedOut"; reason?: "expired" | "signedOut" }
+  | { status: "signedOut"; reason?: "expired" | "signedOut"; launchError?: string }
   | { status: "error"; error: ApiError }
   | { status: "signedIn"; user: User; workspaces: Workspace[]; workspaceId: string | null };
 
@@ -23,6 +25,10 @@ export interface Session {
   createWorkspace(name: string): Promise<void>;
   selectWorkspace(id: string): void;
   refresh(): Promise<void>;
+  /** Direct mode (issue 5): this LineUp is one agent serving itself; null on a hub. */
+  direct: { agentName: string } | null;
+  /** Direct mode: sign in with the pre-shared token. */
+  signInWithToken(token: string): Promise<void>;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -44,6 +50,8 @@ export function SessionProvider({ children, transport: given }: { children: Reac
   const transport = useMemo(() => given ?? new Transport(), [given]);
   const accounts = useMemo(() => new AccountApi(transport), [transport]);
   const [state, setState] = useState<SessionState>({ status: "loading" });
+  const directApi = useMemo(() => new DirectApi(transport), [transport]);
+  const [direct, setDirect] = useState<{ agentName: string } | null>(null);
 
   const adopt = useCallback((me: Me, preferred?: string | null) => {
     const workspaceId = pickWorkspace(me, preferred);
@@ -52,6 +60,27 @@ export function SessionProvider({ children, transport: given }: { children: Reac
   }, []);
 
   const refresh = useCallback(async () => {
+    // --- direct mode (issue 5): which LineUp this is; the token in the opened address
+    const info = await directApi.info().catch(() => null);
+    setDirect(info?.mode === "direct" ? { agentName: info.agentName } : null);
+    if (info?.mode === "direct") {
+      const token = takeLaunchToken();
+      if (token) {
+        try {
+          const me = await directApi.startSession(token);
+          adopt(me, me.workspaceId);
+          return;
+        } catch (err) {
+          if (!(err instanceof ApiError) || err.code === "network" || err.code === "unavailable") {
+            setState({ status: "error", error: err as ApiError });
+          } else {
+            setState({ status: "signedOut", launchError: err.message });
+          }
+          return;
+        }
+      }
+    }
+    // --- end direct mode
     try {
       adopt(await accounts.me());
     } catch (err) {
@@ -61,7 +90,7 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         setState({ status: "error", error: err as ApiError });
       }
     }
-  }, [accounts, adopt]);
+  }, [accounts, adopt, directApi]);
 
   useEffect(() => {
     transport.onUnauthenticated = () =>
@@ -102,8 +131,13 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         setState((s) => (s.status === "signedIn" ? { ...s, workspaceId: id } : s));
       },
       refresh,
+      direct,
+      async signInWithToken(token) {
+        const me = await directApi.startSession(token);
+        adopt(me, me.workspaceId);
+      },
     }),
-    [state, transport, accounts, adopt, refresh],
+    [state, transport, accounts, adopt, refresh, direct, directApi],
   );
 
   return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;

@@ -14,11 +14,16 @@ import { useHubEvents, useStreams } from "../../realtime/RealtimeProvider";
 import type { StreamingMessage } from "../../realtime/streams";
 import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskStatusPill } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
+import type { ToolCall } from "../../api/types";
+import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools"; // tools (issue 5)
 
 type Item =
   | { kind: "message"; at: string; seq: number; message: Message }
   | { kind: "interaction"; at: string; seq: number; interaction: Interaction }
-  | { kind: "artifact"; at: string; seq: number; artifact: Artifact };
+  | { kind: "artifact"; at: string; seq: number; artifact: Artifact }
+  // tools (issue 5): a tool call's card, or one card per canvas the agent opened here
+  | { kind: "tool"; at: string; seq: number; call: ToolCall }
+  | { kind: "canvas"; at: string; seq: number; instanceId: string; openCall?: ToolCall; pending: number };
 
 interface Pending {
   key: string;
@@ -64,6 +69,12 @@ export function ConversationView({ conversationId }: { conversationId: string })
       e.conversationId === conversationId ||
       e.type === "agent.status_changed" ||
       e.type === "agent.connected",
+  });
+  // tools (issue 5): the agent's tool calls here; this app answers calculator and canvas calls
+  useToolRunner(api);
+  const toolCalls = useResource(() => api.toolCalls({ conversationId }).then((r) => r.toolCalls), [api, conversationId], {
+    refreshOn: (e) => e.conversationId === conversationId && e.type.startsWith("tool."),
+    debounceMs: 60,
   });
   const streams = useStreams();
   const [pending, setPending] = useState<Pending[]>([]);
@@ -122,10 +133,15 @@ export function ConversationView({ conversationId }: { conversationId: string })
       ...page.data.messages.map((m) => ({ kind: "message" as const, at: m.createdAt ?? "", seq: m.sequence ?? 0, message: m })),
       ...page.data.interactions.map((i) => ({ kind: "interaction" as const, at: i.createdAt ?? "", seq: i.sequence ?? 0, interaction: i })),
       ...page.data.artifacts.map((a) => ({ kind: "artifact" as const, at: a.createdAt ?? "", seq: 0, artifact: a })),
+      ...inboxEntries(toolCalls.data ?? []).map((entry): Item =>
+        entry.kind === "call"
+          ? { kind: "tool", at: entry.call.createdAt ?? "", seq: entry.sequence, call: entry.call }
+          : { kind: "canvas", at: entry.openCall?.createdAt ?? "", seq: entry.sequence, instanceId: entry.instanceId, openCall: entry.openCall, pending: entry.pending },
+      ),
     ];
     out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.seq - b.seq));
     return out;
-  }, [page.data]);
+  }, [page.data, toolCalls.data]);
   const known = useMemo(() => new Set((page.data?.messages ?? []).map((m) => m.id)), [page.data]);
   const live = streams.filter(
     (s) => !known.has(s.messageId) && (s.conversationId === conversationId || (s.taskId != null && taskIds.has(s.taskId))),
@@ -213,6 +229,20 @@ export function ConversationView({ conversationId }: { conversationId: string })
                     api={api}
                     agentName={agentName(item.interaction.agentId)}
                     onAnswered={page.reload}
+                  />
+                </li>
+              ) : item.kind === "tool" ? (
+                <li key={item.call.id} className="stream-card">
+                  <ToolCallCard call={item.call} api={api} agentName={agentName(item.call.agentId)} onAnswered={toolCalls.reload} />
+                </li>
+              ) : item.kind === "canvas" ? (
+                <li key={`canvas:${item.instanceId}`} className="stream-card">
+                  <CanvasCard
+                    instanceId={item.instanceId}
+                    openCall={item.openCall}
+                    pending={item.pending}
+                    api={api}
+                    agentName={item.openCall ? agentName(item.openCall.agentId) : undefined}
                   />
                 </li>
               ) : (

@@ -10,6 +10,7 @@ import { useNow } from "../../lib/useNow";
 import { clockTime, relativeTime } from "../../lib/time";
 import { EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
+import { InboxTools, countToolCards, useToolRunner } from "../../tools"; // tools (issue 5)
 import { TaskRow } from "../tasks/TaskRow";
 
 export function InboxView() {
@@ -21,10 +22,13 @@ export function InboxView() {
   const waitingTasks = useResource(() => api.tasks("waiting").then((r) => r.tasks), [api], {
     refreshOn: (e) => e.type.startsWith("task.") || e.type === "interaction.requested",
   });
+  // tools (issue 5): this app answers calculator and canvas calls while the inbox is open.
+  useToolRunner(api);
 
   // Cards answered during this visit stay in place, read-only, showing who answered what;
   // they leave the inbox next time it is opened.
   const seen = useRef(new Map<string, Interaction>());
+  const toolsSeen = useRef(false); // tools (issue 5): tool cards shown during this visit
   const [settled, setSettled] = useState<Record<string, Interaction>>({});
   const waitingNow = inbox.data?.waitingForMe;
   if (waitingNow) for (const i of waitingNow) seen.current.set(i.id, i);
@@ -52,6 +56,9 @@ export function InboxView() {
     );
   }
   const { waitingForMe, needsAttention, recentlyDone } = inbox.data;
+  const waitingTools = inbox.data.waitingTools ?? []; // tools (issue 5)
+  const waitingCount = waitingForMe.length + countToolCards(waitingTools);
+  if (waitingTools.length > 0) toolsSeen.current = true;
   const cards = [...seen.current.values()].map(
     (i) => waitingForMe.find((w) => w.id === i.id) ?? settled[i.id] ?? i,
   );
@@ -62,9 +69,9 @@ export function InboxView() {
       <header className="page-head">
         <h1>Inbox</h1>
         <p className="page-sub">
-          {waitingForMe.length === 0
+          {waitingCount === 0
             ? "Nothing needs you right now."
-            : `${waitingForMe.length} ${waitingForMe.length === 1 ? "request needs" : "requests need"} your decision.`}
+            : `${waitingCount} ${waitingCount === 1 ? "request needs" : "requests need"} your decision.`}
         </p>
       </header>
 
@@ -88,9 +95,9 @@ export function InboxView() {
       <section className="inbox-section" aria-labelledby="inbox-waiting">
         <h2 id="inbox-waiting" className="section-title">
           <Icon name="hand" size={18} /> Waiting for you
-          <span className="section-count">{waitingForMe.length}</span>
+          <span className="section-count">{waitingCount}</span>
         </h2>
-        {cards.length === 0 ? (
+        {cards.length === 0 && !toolsSeen.current ? (
           <EmptyState icon="inbox" title="You're all caught up">
             When an agent needs an approval, a choice or an answer, it shows up here.
           </EmptyState>
@@ -106,6 +113,7 @@ export function InboxView() {
                 onAnswered={inbox.reload}
               />
             ))}
+            <InboxTools calls={waitingTools} api={api} agentName={agentName} onAnswered={inbox.reload} />
           </div>
         )}
       </section>

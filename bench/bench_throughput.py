@@ -1,0 +1,249 @@
+"""Maximum sustained durable events/s: one node on SQLite, one node on PostgreSQL, and two and
+three nodes on PostgreSQL + Redis Streams (issue 7). Prints the figures in docs/benchmarks.md.
+
+    .venv/bin/python bench/bench_throughput.py [--configs sqlite,pg,cluster2,cluster3]
+        [--seconds 10] [--agents 8] [--window 128] [--generators 2]
+
+Agents pipeline ``task.status_changed`` reports (at most ``--window`` unacknowledged each) as
+fast as the acks come back; an ack means the event is committed, so acks/s is durable
+events/s. Agents are spread over the nodes round robin and over four workspaces; the load
+comes from ``--generators`` separate processes. While it runs, the CPU time of every part
+(hub nodes, PostgreSQL, Redis, load generators) is sampled from /proc: on a 2-core machine
+they all share the same two cores, and the shares say where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from _harness import (
+    Hub,
+    connect_agent,
+    envelope,
+    latest_sequence,
+    load_average,
+    pair,
+    private_redis,
+    running_cluster,
+    running_hub,
+    sign_up,
+    throwaway_pg,
+)
+
+WORKSPACES = 4
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pids_named(name: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "comm").read_text().strip() == name:
+                    found.append(int(entry.name))
+    return found
+
+
+# --- the load generator (runs in its own process) ------------------------------------------
+
+
+def _generator(agents: list[dict[str, Any]], start: float, seconds: float, window: int, out: Any):
+    out.put(asyncio.run(_generate(agents, start, seconds, window)))
+
+
+async def _generate(
+    agents: list[dict[str, Any]], start: float, seconds: float, window: int
+) -> dict[str, int]:
+    counted = 0
+    errors = 0
+
+    async def one(spec: dict[str, Any]) -> None:
+        nonlocal counted, errors
+        hub = Hub(spec["url"], None, Path("."))  # type: ignore[arg-type]
+        ws = await connect_agent(hub, spec["creds"], spec["after"], max_size=None)
+        ws_id = spec["creds"]["workspaceId"]
+        task_id = spec["task"]
+        await ws.send(envelope("task.accepted", {"taskId": task_id}, ws_id, taskId=task_id))
+        in_flight = 1
+        window_open = asyncio.Event()
+        window_open.set()
+        end = start + seconds
+
+        async def reader() -> None:
+            nonlocal in_flight, counted, errors
+            async for raw in ws:
+                frame = json.loads(raw)
+                kind = frame.get("type")
+                if kind == "ack":
+                    in_flight -= 1
+                    if start <= time.time() < end and frame.get("sequence"):
+                        counted += 1
+                    window_open.set()
+                elif kind == "error":
+                    in_flight -= 1
+                    errors += 1
+                    window_open.set()
+
+        task = asyncio.create_task(reader())
+        await asyncio.sleep(max(0.0, start - time.time()))
+        sent = 0
+        while time.time() < end:
+            if in_flight >= window:
+                window_open.clear()
+                await window_open.wait()
+                continue
+            sent += 1
+            in_flight += 1
+            await ws.send(
+                envelope(
+                    "task.status_changed",
+                    {"status": "running", "progress": sent % 100},
+                    ws_id,
+                    taskId=task_id,
+                )
+            )
+        deadline = time.time() + 30
+        while in_flight > 0 and time.time() < deadline:  # noqa: ASYNC110 - own counter
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await ws.close()
+
+    await asyncio.gather(*(one(spec) for spec in agents))
+    return {"acked": counted, "errors": errors}
+
+
+# --- one configuration ---------------------------------------------------------------------
+
+
+async def _prepare(hubs: list[Hub], agents: int) -> list[dict[str, Any]]:
+    sessions = [await sign_up(hubs[0]) for _ in range(WORKSPACES)]
+    specs = []
+    for i in range(agents):
+        session = sessions[i % WORKSPACES]
+        creds = await pair(hubs[0], session, f"load-{i}")
+        task = await session.post(
+            "/tasks", {"title": f"load {i}", "targetAgentId": creds["agentId"]}
+        )
+        specs.append(
+            {
+                "url": hubs[i % len(hubs)].url,
+                "creds": creds,
+                "task": task["task"]["id"],
+                "after": await latest_sequence(session),
+            }
+        )
+    for session in sessions:
+        await session.client.aclose()
+    return specs
+
+
+async def measure(
+    label: str,
+    hubs: list[Hub],
+    redis_pid: int | None,
+    *,
+    seconds: float,
+    agents: int,
+    window: int,
+    generators: int,
+) -> float:
+    specs = await _prepare(hubs, agents)
+    start = time.time() + 3.0
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    procs = [
+        context.Process(target=_generator, args=(specs[g::generators], start, seconds, window, out))
+        for g in range(generators)
+    ]
+    for proc in procs:
+        proc.start()
+    await asyncio.sleep(max(0.0, start - time.time()))
+    parts: dict[str, list[int]] = {
+        "hub nodes": [h.process.pid for h in hubs],
+        "PostgreSQL": pids_named("postgres"),
+        "load generators": [p.pid for p in procs if p.pid is not None],
+    }
+    if redis_pid is not None:
+        parts["Redis"] = [redis_pid]
+    before = {k: sum(cpu_seconds(p) for p in v) for k, v in parts.items()}
+    await asyncio.sleep(seconds)
+    used = {k: sum(cpu_seconds(p) for p in v) - before[k] for k, v in parts.items()}
+    load = load_average()
+    results = [await asyncio.to_thread(out.get, True, 120) for _ in procs]
+    for proc in procs:
+        proc.join(30)
+    acked = sum(r["acked"] for r in results)
+    errors = sum(r["errors"] for r in results)
+    rate = acked / seconds
+    shares = ", ".join(f"{k} {v / seconds * 100:.0f}%" for k, v in used.items() if v > 0.05)
+    print(
+        f"[{label}] {rate:,.0f} durable events/s ({agents} agents, window {window}, "
+        f"{generators} generator processes, {errors} errors); CPU of one core: {shares}; {load}",
+        flush=True,
+    )
+    return rate
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--configs", default="sqlite,pg,cluster2,cluster3")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--agents", type=int, default=8)
+    parser.add_argument("--window", type=int, default=128)
+    parser.add_argument("--generators", type=int, default=2)
+    args = parser.parse_args()
+    options = {
+        "seconds": args.seconds,
+        "agents": args.agents,
+        "window": args.window,
+        "generators": args.generators,
+    }
+    env = {"LINEUP_HEARTBEAT_INTERVAL": "60", "LINEUP_PAIRING_ATTEMPTS_PER_IP": "100000"}
+    for config in args.configs.split(","):
+        if config == "sqlite":
+            async with running_hub(None, **env) as hub:
+                await measure("1 node, SQLite", [hub], None, **options)
+        elif config == "pg":
+            async with throwaway_pg() as url, running_hub(url, **env) as hub:
+                await measure("1 node, PostgreSQL", [hub], None, **options)
+        elif config.startswith("cluster"):
+            nodes = int(config.removeprefix("cluster"))
+            async with (
+                throwaway_pg() as url,
+                private_redis() as redis_url,
+                running_cluster(nodes, url, redis_url, **env) as hubs,
+            ):
+                redis_pid = _redis_pid(redis_url)
+                await measure(f"{nodes} nodes, PostgreSQL + Redis", hubs, redis_pid, **options)
+        else:
+            raise SystemExit(f"unknown configuration {config!r}")
+
+
+def _redis_pid(url: str) -> int | None:
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    for pid in pids_named("redis-server"):
+        with contextlib.suppress(OSError):
+            if f":{port}" in Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ") or (
+                port in Path(f"/proc/{pid}/cmdline").read_text()
+            ):
+                return pid
+    return None
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
