@@ -228,7 +228,16 @@ class AgentConnection:
             await self.answer(ErrorFrame.from_error(exc, envelope.id))
             return
         except Exception:
-            log.exception("agent %s: %s failed", self.identity.agent_id, envelope.type)
+            log.exception(
+                "agent %s: %s failed",
+                self.identity.agent_id,
+                envelope.type,
+                extra={  # issue 7: JSON logs carry the ids
+                    "event_id": envelope.id,
+                    "agent_id": self.identity.agent_id,
+                    "workspace_id": self.identity.workspace_id,
+                },
+            )
             error = UnknownResult("The hub failed to process this event; its outcome is unknown.")
             await self.answer(ErrorFrame.from_error(error, envelope.id))
             return

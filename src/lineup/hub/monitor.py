@@ -87,7 +87,9 @@ class Monitor:
                     partial(commands.fail_unreachable, task=task, last_beat_ms=beat)
                 )
             except LineupError:
-                log.exception("could not fail unreachable task %s", task.id)
+                log.exception(
+                    "could not fail unreachable task %s", task.id, extra={"task_id": task.id}
+                )
 
     async def expire_interactions(self, now_ms: int) -> None:
         overdue = await self.hub.store.read(
