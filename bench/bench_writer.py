@@ -85,9 +85,11 @@ async def run(database_url: str, seconds: float, submitters: int, workspaces: in
 
         before = store.writer_stats
         started = time.monotonic()
+        cpu_started = time.process_time()
         stop = started + seconds
         await asyncio.gather(*(submit(i) for i in range(len(tasks))))
         elapsed = time.monotonic() - started
+        cpu = time.process_time() - cpu_started
         after = store.writer_stats
 
         total = sum(counts)
@@ -104,6 +106,12 @@ async def run(database_url: str, seconds: float, submitters: int, workspaces: in
             f"largest batch {after.largest_batch}, failed jobs "
             f"{after.jobs_failed - before.jobs_failed}, failed batches "
             f"{after.batches_failed - before.batches_failed}"
+        )
+        # CPU per event holds still when other work shares the cores; events/s does not.
+        print(
+            f"[{label}] CPU {cpu * 1e6 / max(total, 1):.0f} µs per event "
+            f"(this process, all threads): at most {total / max(cpu, 1e-9):,.0f} events/s "
+            "on one core"
         )
         print(f"[{label}] stats: {after}")
         load = os.getloadavg()

@@ -282,10 +282,9 @@ class AgentConnection:
             raise InvalidArgument(f"{kind!r} is not handled by this hub yet.")
 
         def job(w: Writing) -> Recorded:
-            before = w.recorded_before(agent.workspace_id, envelope.id)
-            if before is not None:
-                return Recorded(before)
-            return handler(w, agent, envelope, payload)
+            return commands.once(
+                w, agent.workspace_id, envelope.id, lambda: handler(w, agent, envelope, payload)
+            )
 
         return await self.hub.recorder.run(job)
 

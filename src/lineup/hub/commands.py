@@ -9,6 +9,7 @@ request) records nothing and says so.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,13 @@ from lineup.hub.translate import (
     with_default_options,
 )
 from lineup.protocol import events as ev
-from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from lineup.protocol.errors import (
+    Conflict,
+    Forbidden,
+    InvalidArgument,
+    LineupError,
+    NotFound,
+)
 from lineup.protocol.ids import new_id
 from lineup.protocol.interaction import InteractionResponse
 from lineup.store import AppendResult, records
@@ -53,6 +60,35 @@ class Recorded:
     @property
     def duplicate(self) -> bool:
         return self.result is not None and self.result.duplicate
+
+
+def once(w: Writing, workspace_id: str, event_id: str, command: Callable[[], Recorded]) -> Recorded:
+    """Run an agent's command once per event id: a resend is answered with the original.
+
+    In the writer's optimistic pass the common case, a new event, skips looking its id up:
+    the command records its event under that id, or the id is looked up after all — when
+    the command failed, or recorded nothing (an idempotent no-op). A resend whose command
+    did record something fails its INSERT on the unique id, or is made to fail here, and the
+    writer re-runs it isolated, where the lookup comes first.
+    """
+    if not w.optimistic:
+        before = w.recorded_before(workspace_id, event_id)
+        return Recorded(before) if before is not None else command()
+    try:
+        done = command()
+    except LineupError:
+        before = w.recorded_before(workspace_id, event_id)
+        if before is not None:
+            return Recorded(before)
+        raise
+    if any(event.id == event_id for event in w.appended):
+        return done
+    before = w.recorded_before(workspace_id, event_id)
+    if before is None:
+        return done
+    if w.appended:
+        raise Conflict("a resent event recorded something; answer it from an isolated run")
+    return Recorded(before)
 
 
 # --- lookups that enforce the workspace boundary -------------------------------------------

@@ -37,6 +37,11 @@ class Writing:
         self.appended: list[StoredEvent] = []
 
     @property
+    def optimistic(self) -> bool:
+        """True in the writer's first pass (see ``WriteTx.optimistic``)."""
+        return self.tx.optimistic
+
+    @property
     def connection(self) -> Any:
         return self.tx.connection
 

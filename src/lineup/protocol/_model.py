@@ -6,6 +6,7 @@ and can be reported, as seed 001 §10 asks: tolerate, record, do not fail.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -28,17 +29,27 @@ class WireModel(BaseModel):
 
 def unknown_fields(model: BaseModel, prefix: str = "") -> list[str]:
     """Dotted paths of the fields a model did not declare, searched through nested models."""
-    found: list[str] = []
-    for key in sorted(model.model_extra or {}):
-        found.append(f"{prefix}{key}")
-    for name in type(model).model_fields:
-        value = getattr(model, name)
-        field = type(model).model_fields[name]
-        label = field.alias or name
-        if isinstance(value, BaseModel):
-            found.extend(unknown_fields(value, f"{prefix}{label}."))
-        elif isinstance(value, list | tuple):
+    extra = model.__pydantic_extra__
+    found = [f"{prefix}{key}" for key in sorted(extra)] if extra else []
+    # Declared fields live in the instance's __dict__ (extras do not). This runs for every
+    # inbound event, so plain values are passed over before the (slow, ABC) model check.
+    for name, value in model.__dict__.items():
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if kind is list or kind is tuple:
             for index, item in enumerate(value):
                 if isinstance(item, BaseModel):
+                    label = _label(model, name)
                     found.extend(unknown_fields(item, f"{prefix}{label}[{index}]."))
+        elif isinstance(value, BaseModel):
+            found.extend(unknown_fields(value, f"{prefix}{_label(model, name)}."))
     return found
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, datetime})
+
+
+def _label(model: BaseModel, name: str) -> str:
+    field = type(model).model_fields.get(name)
+    return (field.alias if field is not None else None) or name

@@ -70,6 +70,19 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _may_have_shape_problem(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether decoded ``text`` could fail :func:`_shape_problem`, judged from the text.
+
+    Strict JSON carries a NUL only as the escape ``\\u0000``, and nesting deeper than
+    ``limit`` needs more than ``limit`` brackets; most frames have neither, and these scans
+    run in C where the walk over the decoded value would not.
+    """
+    return "\\u0000" in text or text.count("{") + text.count("[") > limit
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _shape_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
     """Nesting beyond ``limit``, or a NUL character (no database stores one in text)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -101,7 +114,11 @@ def describe_validation_error(error: ValidationError, prefix: str = "") -> tuple
 
 def parse_json(raw: str | bytes, max_bytes: int = MAX_FRAME_BYTES) -> Any:
     """Strict JSON within the size limit; raises ``InvalidArgument`` otherwise."""
-    size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
+    # A character is at most four bytes in UTF-8: only a long text needs encoding to be sure.
+    if isinstance(raw, bytes):
+        size = len(raw)
+    else:
+        size = len(raw) if len(raw) * 4 <= max_bytes else len(raw.encode("utf-8"))
     if size > max_bytes:
         raise InvalidArgument(
             f"The frame is {size} bytes; the limit is {max_bytes} bytes.",
@@ -109,7 +126,7 @@ def parse_json(raw: str | bytes, max_bytes: int = MAX_FRAME_BYTES) -> Any:
         )
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = _DECODER.decode(text)
     except UnicodeDecodeError:
         raise InvalidArgument("The frame is not valid UTF-8.") from None
     except (ValueError, RecursionError) as exc:
@@ -125,15 +142,18 @@ def decode_frame(
         data = parse_json(raw, max_bytes)
     except LineupError as exc:
         return Rejected(ErrorFrame.from_error(exc))
-    return decode_object(data, sender)
+    text = raw if isinstance(raw, str) else raw.decode("utf-8")
+    return decode_object(data, sender, check_shape=_may_have_shape_problem(text))
 
 
-def decode_object(data: Any, sender: Sender) -> DecodeResult:
+def decode_object(data: Any, sender: Sender, *, check_shape: bool = True) -> DecodeResult:
+    """Validate a parsed frame. ``check_shape=False`` only when its text showed it cannot be
+    too deep or hold a NUL (see ``_may_have_shape_problem``)."""
     if not isinstance(data, dict):
         return _reject("A frame must be a JSON object (an envelope).")
     raw_id = data.get("id")
     envelope_id = raw_id if isinstance(raw_id, str) and len(raw_id) <= 128 else None
-    problem = _shape_problem(data)
+    problem = _shape_problem(data) if check_shape else None
     if problem is not None:
         return _reject(problem, envelope_id if envelope_id and "\x00" not in envelope_id else None)
     version = data.get("version")
@@ -202,4 +222,7 @@ def decode_answer(raw: str | bytes) -> Answer | DecodeResult:
 
 def encode(frame: Envelope | Ack | ErrorFrame) -> str:
     """Compact JSON for the wire."""
-    return json.dumps(frame.wire(), separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(frame.wire())
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)

@@ -23,6 +23,20 @@ class Ack(WireModel):
     ignored: bool = False
     warnings: list[str] | None = None
 
+    def wire(self) -> dict[str, Any]:
+        """As ``WireModel.wire`` (a test pins that), built by hand: the hub sends one ack per
+        inbound event, and the generic dump is a visible share of that path."""
+        if self.model_extra:
+            return super().wire()
+        out: dict[str, Any] = {"type": self.type, "id": self.id}
+        if self.sequence is not None:
+            out["sequence"] = self.sequence
+        out["duplicate"] = self.duplicate
+        out["ignored"] = self.ignored
+        if self.warnings is not None:
+            out["warnings"] = list(self.warnings)
+        return out
+
 
 class ErrorFrame(WireModel):
     """The event was refused; nothing changed. ``retryable`` follows the taxonomy."""

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
-from lineup.store import projections
+from lineup.store import projections, statements
 from lineup.store.schema import events, workspaces
 
 WORKSPACE_CREATED = "workspace.created"
@@ -91,7 +91,7 @@ _WORKSPACE_EXISTS = select(workspaces.c.id).where(workspaces.c.id == bindparam("
 
 
 def find_event(conn: Connection, event_id: str) -> StoredEvent | None:
-    row = conn.execute(_FIND_EVENT, {"event_id": event_id}).first()
+    row = statements.run(conn, _FIND_EVENT, {"event_id": event_id}).first()
     return None if row is None else event_from_row(row)
 
 
@@ -147,10 +147,12 @@ def _duplicate_of(existing: StoredEvent, event: NewEvent) -> AppendResult:
 def _insert(conn: Connection, event: NewEvent, now_ms: int) -> StoredEvent:
     if event.type == WORKSPACE_CREATED:
         _create_workspace_row(conn, event, now_ms)
-    bumped = conn.execute(_BUMP, {"workspace_id": event.workspace_id, "now_ms": now_ms}).first()
+    bumped = statements.run(
+        conn, _BUMP, {"workspace_id": event.workspace_id, "now_ms": now_ms}
+    ).first()
     if bumped is None:
         raise NotFound("workspace not found", details={"workspaceId": event.workspace_id})
-    sequence, recorded_at = bumped
+    sequence, recorded_at = bumped["last_sequence"], bumped["last_recorded_at"]
     stored = StoredEvent(
         id=event.id,
         workspace_id=event.workspace_id,
@@ -164,7 +166,8 @@ def _insert(conn: Connection, event: NewEvent, now_ms: int) -> StoredEvent:
         sequence=sequence,
         recorded_at=recorded_at,
     )
-    conn.execute(
+    statements.run(
+        conn,
         _INSERT_EVENT,
         {
             "workspace_id": stored.workspace_id,

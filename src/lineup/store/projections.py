@@ -14,10 +14,11 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, Update, bindparam, delete, false, func, insert, select, update
+from sqlalchemy import Insert, Table, Update, bindparam, delete, false, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from lineup.protocol.errors import InvalidArgument
+from lineup.store import statements
 from lineup.store.schema import (
     PROJECTION_TABLES,
     agents,
@@ -83,11 +84,16 @@ def _update(
     """Set ``values`` on the rows matching ``key``; returns how many rows matched."""
     params = {f"where_{k}": v for k, v in key.items()}
     params.update(values)
-    return int(conn.execute(_update_where(table, *key), params).rowcount)
+    return statements.run(conn, _update_where(table, *key), params).rowcount
 
 
 def _insert(conn: Connection, table: Table, **values: Any) -> None:
-    conn.execute(insert(table), values)
+    statements.run(conn, _insert_into(table), values)
+
+
+@functools.cache
+def _insert_into(table: Table) -> Insert:
+    return insert(table)
 
 
 def _upsert(
@@ -141,7 +147,7 @@ _TASK_STATUS = select(tasks.c.status).where(
 
 def _task_status(conn: Connection, event: StoredEvent, task_id: str) -> str | None:
     params = {"workspace_id": event.workspace_id, "id": task_id}
-    status: str | None = conn.execute(_TASK_STATUS, params).scalar_one_or_none()
+    status: str | None = statements.run(conn, _TASK_STATUS, params).scalar()
     return status
 
 

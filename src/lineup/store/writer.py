@@ -39,7 +39,7 @@ from sqlalchemy.engine import Connection, Result
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from lineup.protocol.errors import Unavailable
-from lineup.store import eventlog
+from lineup.store import eventlog, statements
 from lineup.store.engines import db_errors
 from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
 from lineup.store.queries import Reader
@@ -81,6 +81,13 @@ class WriteTx(Reader):
         """The job may have changed something: its failure needs a rollback."""
         self.torn = False
         """An append failed part-way: even if the job carries on, only a rollback undoes it."""
+
+    @property
+    def optimistic(self) -> bool:
+        """True in a batch's first pass, where a resent event id surfaces as a failed INSERT
+        (``Conflict``) rather than as a duplicate; a job that looks the id up itself can skip
+        that lookup here and do it only when its command fails."""
+        return not self._isolated
 
     @property
     def connection(self) -> Connection:
@@ -372,7 +379,7 @@ _TAKE_WRITE_LOCK = (
 
 def _take_write_lock(conn: Connection) -> None:
     """Serialise writer transactions across processes (see ``schema.write_lock``)."""
-    result = conn.execute(_TAKE_WRITE_LOCK, {"lock_id": WRITE_LOCK_ID})
+    result = statements.run(conn, _TAKE_WRITE_LOCK, {"lock_id": WRITE_LOCK_ID})
     if result.rowcount != 1:
         raise Unavailable("the database schema is not migrated (no write_lock row)")
 

@@ -115,6 +115,14 @@ def test_oversize_frame_is_refused_with_the_limit():
     assert error.details["limit"] == MAX_FRAME_BYTES
 
 
+def test_the_size_limit_counts_utf8_bytes_not_characters():
+    # under the limit in characters, over it in bytes (each "é" is two)
+    frame = envelope("message.create", {"content": "é" * (MAX_FRAME_BYTES // 2 + 1)})
+    raw = json.dumps(frame, ensure_ascii=False)
+    assert len(raw) < MAX_FRAME_BYTES < len(raw.encode("utf-8"))
+    assert _rejected(raw).details == {"size": len(raw.encode("utf-8")), "limit": MAX_FRAME_BYTES}
+
+
 def test_deeply_nested_frame_is_refused():
     nested: object = 1
     for _ in range(MAX_DEPTH + 5):

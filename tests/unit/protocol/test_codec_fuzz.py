@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lineup.protocol import CATALOG, ErrorCode, Sender, decode_answer, decode_frame
-from lineup.protocol.codec import Decoded, Ignored, Rejected
+from lineup.protocol._model import WireModel
+from lineup.protocol.codec import (
+    Decoded,
+    Ignored,
+    Rejected,
+    _may_have_shape_problem,
+    _shape_problem,
+)
+from lineup.protocol.frames import Ack
 
 from .samples import SAMPLES, envelope
 
@@ -73,3 +81,35 @@ def test_any_envelope_field_replaced_by_any_json_is_handled(event_type, field, v
     frame[field] = value
     result = decode_frame(json.dumps(frame), sender)
     assert isinstance(result, Decoded | Ignored | Rejected)
+
+
+deep_json_values = st.recursive(
+    st.none() | st.integers() | st.text(alphabet=st.sampled_from('a\x00\\u0"{[')),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=80,
+)
+
+
+@given(deep_json_values, st.booleans(), st.integers(min_value=0, max_value=6))
+def test_the_text_precheck_never_misses_a_shape_problem(value, ascii_only, limit):
+    """decode_frame skips the walk over the value when its text shows no NUL and few brackets;
+    that shortcut must be sound for every value, however it is spelled."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    if _shape_problem(value, limit) is not None:
+        assert _may_have_shape_problem(text, limit)
+
+
+@given(
+    st.text(min_size=1, max_size=20),
+    st.none() | st.integers(min_value=1),
+    st.booleans(),
+    st.booleans(),
+    st.none() | st.lists(st.text(max_size=10), max_size=3),
+)
+def test_an_ack_is_written_as_the_generic_model_dump_would(
+    id_, sequence, duplicate, ignored, warnings
+):
+    ack = Ack(id=id_, sequence=sequence, duplicate=duplicate, ignored=ignored, warnings=warnings)
+    assert json.dumps(ack.wire()) == json.dumps(WireModel.wire(ack))

@@ -1,0 +1,135 @@
+"""Prebuilt Core statements run straight on the driver: the append path's hot statements.
+
+``Connection.execute`` builds an execution context, processes parameters by name and wraps
+every result for each call; on the writer's hot path (five statements per agent event) that
+machinery costs more than SQLite itself. :func:`run` compiles a statement once per set of
+parameter names and afterwards hands the driver the SQL text and a tuple — the same SQL and
+the same type processing (JSON text, booleans), minus the per-call construction.
+
+Only SQLite takes this path, and only inside a transaction. On PostgreSQL a statement is a
+network round trip, which costs far more than the Python around it, so :func:`run` there is
+plain ``Connection.execute`` (and asyncpg's own statement cache does the rest). Both paths
+return the same :class:`Rows`; every store test runs against both.
+
+Statements given here must be built once (module constants, or cached): the compiled form
+is kept per statement object. They must be simple: no expanding ``IN`` parameters, no
+``literal_execute``, no columns with Python-side defaults.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.base import Executable
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import ClauseElement
+
+from lineup.store.engines import DB_ERRORS
+
+Processor = Callable[[Any], Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """A statement's outcome: rows as mappings of column name to value, and the row count."""
+
+    rows: list[dict[str, Any]]
+    rowcount: int
+
+    def first(self) -> dict[str, Any] | None:
+        return self.rows[0] if self.rows else None
+
+    def scalar(self) -> Any:
+        """The first column of the first row, or ``None`` without rows."""
+        return next(iter(self.rows[0].values())) if self.rows else None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    sql: str
+    # per positional parameter: its name, the value compiled into the statement (for binds
+    # such as the ``1`` in ``x + 1``) and the type's bind processor
+    binds: tuple[tuple[str, Any, Processor], ...]
+    columns: tuple[tuple[str, Processor], ...]
+
+
+_MISSING = object()
+_PREPARED_LIMIT = 1024
+_prepared: dict[tuple[Executable, frozenset[str]], _Prepared] = {}
+
+
+def run(conn: Connection, stmt: Executable, params: Mapping[str, Any] | None = None) -> Rows:
+    """Execute ``stmt`` with ``params`` in ``conn``'s current transaction."""
+    params = params or {}
+    if conn.dialect.name != "sqlite" or not conn.in_transaction():
+        # (Outside a transaction Connection.execute would begin one; the driver would not.)
+        result = conn.execute(stmt, dict(params))
+        rows = [dict(row._mapping) for row in result] if result.returns_rows else []
+        return Rows(rows, result.rowcount)
+    key = (stmt, frozenset(params))
+    prepared = _prepared.get(key)
+    if prepared is None:
+        if len(_prepared) >= _PREPARED_LIMIT:
+            _prepared.clear()  # statements built per call would otherwise pile up here
+        prepared = _prepared[key] = _prepare(conn, stmt, params)
+    args = []
+    for name, default, process in prepared.binds:
+        value = params.get(name, default)
+        if value is _MISSING:
+            raise KeyError(f"statement parameter {name!r} was not given")
+        args.append(value if process is None else process(value))
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    try:
+        cursor = raw.execute(prepared.sql, args)
+        fetched = cursor.fetchall() if prepared.columns else ()
+    except sqlite3.Error as exc:
+        # As Connection.execute would: count it (see engines.DB_ERRORS) and raise it as
+        # SQLAlchemy's exception of the same kind (IntegrityError, OperationalError, …).
+        conn.info[DB_ERRORS] = conn.info.get(DB_ERRORS, 0) + 1
+        raise DBAPIError.instance(
+            prepared.sql, args, exc, sqlite3.Error, dialect=conn.dialect
+        ) from exc
+    columns = prepared.columns
+    rows = [
+        {
+            name: value if process is None else process(value)
+            for (name, process), value in zip(columns, row, strict=True)
+        }
+        for row in fetched
+    ]
+    return Rows(rows, cursor.rowcount)
+
+
+def _prepare(conn: Connection, stmt: Executable, params: Mapping[str, Any]) -> _Prepared:
+    assert isinstance(stmt, ClauseElement)
+    compiled = stmt.compile(dialect=conn.dialect, column_keys=list(params))
+    assert isinstance(compiled, SQLCompiler)
+    if compiled.escaped_bind_names or compiled.literal_execute_params:
+        raise ValueError("statements.run takes simple statements only")
+    if compiled.insert_prefetch or compiled.update_prefetch:
+        raise ValueError("statements.run takes no columns with Python-side defaults")
+    processors = compiled._bind_processors
+    binds: list[tuple[str, Any, Processor]] = []
+    for name in compiled.positiontup or ():
+        bind = compiled.binds[name]
+        if bind.expanding:
+            raise ValueError("statements.run takes no expanding (IN) parameters")
+        default = _MISSING if bind.required else bind.effective_value
+        process = processors.get(name)
+        assert process is None or callable(process)
+        binds.append((name, default, process))
+    dialect = conn.dialect
+    columns = tuple(
+        (entry.keyname, entry.type._cached_result_processor(dialect, None))
+        for entry in compiled._result_columns
+    )
+    return _Prepared(compiled.string, tuple(binds), columns)
