@@ -1,15 +1,16 @@
 """Prebuilt Core statements run straight on the driver: the append path's hot statements.
 
 ``Connection.execute`` builds an execution context, processes parameters by name and wraps
-every result for each call; on the writer's hot path (five statements per agent event) that
-machinery costs more than SQLite itself. :func:`run` compiles a statement once per set of
-parameter names and afterwards hands the driver the SQL text and a tuple — the same SQL and
-the same type processing (JSON text, booleans), minus the per-call construction.
+every result for each call; on the writer's hot path (four or five statements per agent
+event) that machinery cost more than SQLite itself, and on PostgreSQL a fifth of the hub's
+CPU per event. :func:`run` compiles a statement once per set of parameter names and
+dialect, and afterwards hands the DBAPI cursor the SQL text and the positional values —
+the same SQL and the same type processing (JSON, booleans), minus the per-call
+construction. Errors are raised as ``Connection.execute`` raises them (SQLAlchemy's
+``IntegrityError`` and kin) and counted in ``engines.DB_ERRORS``.
 
-Only SQLite takes this path, and only inside a transaction. On PostgreSQL a statement is a
-network round trip, which costs far more than the Python around it, so :func:`run` there is
-plain ``Connection.execute`` (and asyncpg's own statement cache does the rest). Both paths
-return the same :class:`Rows`; every store test runs against both.
+Only inside a transaction: outside one, ``Connection.execute`` would begin one and the
+driver would not, so there it is used as is.
 
 Statements given here must be built once (module constants, or cached): the compiled form
 is kept per statement object. They must be simple: no expanding ``IN`` parameters, no
@@ -18,7 +19,6 @@ is kept per statement object. They must be simple: no expanding ``IN`` parameter
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,18 +63,19 @@ class _Prepared:
 
 _MISSING = object()
 _PREPARED_LIMIT = 1024
-_prepared: dict[tuple[Executable, frozenset[str]], _Prepared] = {}
+_prepared: dict[tuple[Executable, frozenset[str], str], _Prepared] = {}
 
 
 def run(conn: Connection, stmt: Executable, params: Mapping[str, Any] | None = None) -> Rows:
     """Execute ``stmt`` with ``params`` in ``conn``'s current transaction."""
     params = params or {}
-    if conn.dialect.name != "sqlite" or not conn.in_transaction():
-        # (Outside a transaction Connection.execute would begin one; the driver would not.)
+    dialect = conn.dialect
+    if not conn.in_transaction():
+        # Connection.execute would begin one (autobegin); the driver would not.
         result = conn.execute(stmt, dict(params))
         rows = [dict(row._mapping) for row in result] if result.returns_rows else []
         return Rows(rows, result.rowcount)
-    key = (stmt, frozenset(params))
+    key = (stmt, frozenset(params), dialect.name)
     prepared = _prepared.get(key)
     if prepared is None:
         if len(_prepared) >= _PREPARED_LIMIT:
@@ -88,16 +89,16 @@ def run(conn: Connection, stmt: Executable, params: Mapping[str, Any] | None = N
         args.append(value if process is None else process(value))
     raw = conn.connection.dbapi_connection
     assert raw is not None
+    error_base = dialect.loaded_dbapi.Error
     try:
-        cursor = raw.execute(prepared.sql, args)
+        cursor = raw.cursor()
+        cursor.execute(prepared.sql, args)
         fetched = cursor.fetchall() if prepared.columns else ()
-    except sqlite3.Error as exc:
+    except error_base as exc:
         # As Connection.execute would: count it (see engines.DB_ERRORS) and raise it as
         # SQLAlchemy's exception of the same kind (IntegrityError, OperationalError, …).
         conn.info[DB_ERRORS] = conn.info.get(DB_ERRORS, 0) + 1
-        raise DBAPIError.instance(
-            prepared.sql, args, exc, sqlite3.Error, dialect=conn.dialect
-        ) from exc
+        raise DBAPIError.instance(prepared.sql, args, exc, error_base, dialect=dialect) from exc
     columns = prepared.columns
     rows = [
         {
