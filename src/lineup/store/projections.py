@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Insert, Table, Update, bindparam, delete, false, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
 from lineup.store import statements
 from lineup.store.schema import (
@@ -44,6 +45,7 @@ Handler = Callable[[Connection, "StoredEvent"], None]
 RUNNING = "running"
 WAITING_FOR_HUMAN = "waiting_for_human"
 REQUESTED = "requested"
+PENDING = "pending"
 
 
 def apply_event(conn: Connection, event: StoredEvent) -> None:
@@ -412,18 +414,35 @@ def _close_interaction(conn: Connection, event: StoredEvent, **values: Any) -> N
             interactions.c.id == interaction_id,
         )
     ).scalar()
-    if not task_id or _task_status(conn, event, task_id) != WAITING_FOR_HUMAN:
+    if task_id:
+        _resume_if_nothing_waits(conn, event, task_id)
+
+
+def _resume_if_nothing_waits(conn: Connection, event: StoredEvent, task_id: str) -> None:
+    """A task waiting for a person runs again once no request and no question tool is open."""
+    if _task_status(conn, event, task_id) != WAITING_FOR_HUMAN:
         return
-    pending = conn.execute(
+    ws = event.workspace_id
+    requests = conn.execute(
         select(func.count())
         .select_from(interactions)
         .where(
-            interactions.c.workspace_id == event.workspace_id,
+            interactions.c.workspace_id == ws,
             interactions.c.task_id == task_id,
             interactions.c.status == REQUESTED,
         )
     ).scalar_one()
-    if pending == 0:
+    questions = conn.execute(
+        select(func.count())
+        .select_from(tool_calls)
+        .where(
+            tool_calls.c.workspace_id == ws,
+            tool_calls.c.task_id == task_id,
+            tool_calls.c.status == PENDING,
+            tool_calls.c.name.in_(sorted(ASK_TOOLS)),
+        )
+    ).scalar_one()
+    if requests == 0 and questions == 0:
         _touch_task(conn, event, task_id, status=RUNNING)
 
 
@@ -493,6 +512,10 @@ def _tool_called(conn: Connection, event: StoredEvent) -> None:
         updated_at=event.recorded_at,
         sequence=event.sequence,
     )
+    # A question for the person (choice, confirm, input) blocks its task as a request does.
+    task_id = event.task_id
+    if task_id and p["name"] in ASK_TOOLS and _task_status(conn, event, task_id) == RUNNING:
+        _touch_task(conn, event, task_id, status=WAITING_FOR_HUMAN)
 
 
 _GET_TOOL_CALL = select(tool_calls).where(
@@ -525,6 +548,12 @@ def _tool_completed(conn: Connection, event: StoredEvent) -> None:
     call = conn.execute(_GET_TOOL_CALL, key).first()
     if call is not None and call.name == "canvas" and status == "completed" and call.instance_id:
         _canvas_applied(conn, event, call)
+    _question_closed(conn, event, call)
+
+
+def _question_closed(conn: Connection, event: StoredEvent, call: Any) -> None:
+    if call is not None and call.task_id and call.name in ASK_TOOLS:
+        _resume_if_nothing_waits(conn, event, call.task_id)
 
 
 def _canvas_applied(conn: Connection, event: StoredEvent, call: Any) -> None:
@@ -600,6 +629,8 @@ def _tool_cancelled(conn: Connection, event: StoredEvent) -> None:
         {"workspace_id": event.workspace_id, "id": p["toolCallId"]},
         {"status": "cancelled", "cancel_reason": p.get("reason"), "updated_at": event.recorded_at},
     )
+    key = {"workspace_id": event.workspace_id, "id": p["toolCallId"]}
+    _question_closed(conn, event, conn.execute(_GET_TOOL_CALL, key).first())
 
 
 # --- artifacts -----------------------------------------------------------------------------

@@ -369,6 +369,36 @@ def test_a_call_in_a_task_is_shown_with_the_task(setup: Setup, hub: HubClient):
     assert refused["code"] == "forbidden"
 
 
+def test_a_question_tool_makes_its_task_wait_for_the_person_until_it_is_answered(setup: Setup):
+    ana = setup.ana
+    task_id = ana.ok(ana.post("/tasks", {"title": "Ship", "targetAgentId": setup.agent_id}), 201)[
+        "task"
+    ]["id"]
+    assert setup.agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)["type"] == "ack"
+
+    def status() -> str:
+        return str(ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["status"])
+
+    def call(name: str, action: str | None, arguments: dict[str, Any], call_id: str) -> None:
+        payload: dict[str, Any] = {"call_id": call_id, "name": name, "arguments": arguments}
+        if action is not None:
+            payload["action"] = action
+        assert setup.agent.call("tool.call", payload, taskId=task_id)["type"] == "ack"
+
+    # the app answers a calculator itself: nobody is waited for
+    call("calculator", "add", {"a": 1, "b": 1}, "calc")
+    assert status() == "running"
+    call("confirm", None, {"message": "Ship it?"}, "q1")
+    call("choice", "select", CHOICE_ARGS, "q2")
+    assert status() == "waiting_for_human"
+    assert task_id in [t["id"] for t in ana.ok(ana.get("/tasks?status=waiting"))["tasks"]]
+    first = next(c for c in setup.pending() if c["callId"] == "q1")
+    assert setup.answer(first["id"], {"result": {"message": "yes"}}).status_code == 200
+    assert status() == "waiting_for_human"  # the choice is still open
+    assert setup.agent.call("tool.cancel", {"call_id": "q2"})["type"] == "ack"
+    assert status() == "running"
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 
