@@ -134,6 +134,21 @@ def agents_task(w: Writing, agent: AgentIdentity, task_id: str | None) -> record
     return task
 
 
+def agents_conversation(
+    w: Writing, agent: AgentIdentity, task_id: str | None, conversation_id: str | None
+) -> str | None:
+    """Where an agent's event belongs: its task's conversation, else a conversation the agent
+    is part of (or none). The task, when named, wins over a conversation the envelope names."""
+    if task_id is not None:
+        return agents_task(w, agent, task_id).conversation_id
+    if conversation_id is None:
+        return None
+    conversation = conversation_in(w, agent.workspace_id, conversation_id)
+    if agent.agent_id not in conversation.agent_ids:
+        raise Forbidden("This agent is not part of that conversation.")
+    return conversation_id
+
+
 # --- people ------------------------------------------------------------------------------
 
 
@@ -496,9 +511,7 @@ def interaction_requested(
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
             )
-        conversation_id = task.conversation_id
-    elif conversation_id is not None:
-        conversation_in(w, agent.workspace_id, conversation_id)
+    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     result = w.append(
         agent.workspace_id,
         "interaction.requested",
@@ -519,11 +532,7 @@ def artifact_created(
     conversation_id: str | None,
     artifact: ev.ArtifactCreated,
 ) -> Recorded:
-    if task_id is not None:
-        task = agents_task(w, agent, task_id)
-        conversation_id = task.conversation_id
-    elif conversation_id is not None:
-        conversation_in(w, agent.workspace_id, conversation_id)
+    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
     payload = {**artifact.wire(), "artifactId": artifact_id}
     if task_id is not None:
@@ -548,14 +557,9 @@ def agent_message(
     conversation_id: str | None,
     message: ev.AgentMessageCreate,
 ) -> Recorded:
-    if task_id is not None:
-        task = agents_task(w, agent, task_id)
-        conversation_id = task.conversation_id
+    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     if conversation_id is None:
         raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
-    conversation = conversation_in(w, agent.workspace_id, conversation_id)
-    if task_id is None and agent.agent_id not in conversation.agent_ids:
-        raise Forbidden("This agent is not part of that conversation.")
     message_id = message.message_id or derived_id("msg", agent.agent_id, event_id)
     payload: dict[str, Any] = {
         "messageId": message_id,

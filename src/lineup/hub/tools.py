@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from lineup.hub.actors import AgentIdentity, Person
-from lineup.hub.commands import Recorded, agents_task, conversation_in, derived_id
+from lineup.hub.commands import Recorded, agents_conversation, derived_id
 from lineup.hub.recorder import Writing
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.codec import Decoded, describe_validation_error
@@ -169,10 +169,7 @@ def call_tool(
 ) -> Recorded:
     """Validate an agent's ``tool.call`` and record it as a pending ``tool.called``."""
     ws = agent.workspace_id
-    if task_id is not None:
-        conversation_id = agents_task(w, agent, task_id).conversation_id
-    elif conversation_id is not None:
-        conversation_in(w, ws, conversation_id)
+    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     validate_call(registry(w.read, ws), call)
     own_id = tool_call_id(ws, agent.agent_id, call.call_id)
     existing = w.read.get_tool_call(ws, own_id)

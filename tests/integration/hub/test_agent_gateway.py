@@ -112,6 +112,32 @@ def test_an_agent_cannot_touch_another_agents_task(hub: HubClient):
         context.__exit__(None, None, None)
 
 
+def test_an_agent_posts_only_into_conversations_it_is_part_of(hub: HubClient):
+    ana = hub.sign_up()
+    mine = hub.pair(ana, "mine")
+    theirs = hub.pair(ana, "theirs")
+    conversation = ana.ok(
+        ana.post("/conversations", {"title": "Theirs", "agentIds": [theirs["agentId"]]}), 201
+    )["id"]
+    agent, context = hub.connect_agent(mine)
+    try:
+        events = {
+            "message.create": {"content": "hello"},
+            "artifact.created": {"name": "r", "url": "https://example.test/r"},
+            "interaction.requested": {
+                "interaction": {"id": "i-1", "type": "input", "title": "Name?"}
+            },
+            "tool.call": {"call_id": "c1", "name": "confirm", "arguments": {"message": "Ok?"}},
+        }
+        for type_, payload in events.items():
+            answer = agent.call(type_, payload, conversationId=conversation)
+            assert answer["code"] == "forbidden", (type_, answer)
+        timeline = ana.ok(ana.get(f"/conversations/{conversation}/messages"))["messages"]
+        assert timeline == []
+    finally:
+        context.__exit__(None, None, None)
+
+
 def test_an_agent_cannot_reach_another_workspace(hub: HubClient):
     ana = hub.sign_up()
     bo = hub.sign_up()
