@@ -255,6 +255,14 @@ def _open_with_the_printed_address(browser: Browser, direct: DirectProcess) -> N
         task = page.locator("a[data-task-id]").filter(has_text=TITLE)
         expect(task).to_contain_text("Succeeded")
         screenshot(page, "direct-desktop")
+        # one agent, served from inside it: nothing to pair, nothing to revoke
+        nav.get_by_role("link", name=re.compile("Agents")).click()
+        expect(page.get_by_role("heading", name="Agents", level=1)).to_be_visible()
+        expect(page.get_by_role("link", name="builder")).to_be_visible()
+        expect(page.get_by_role("button", name="Connect my agent")).to_have_count(0)
+        page.get_by_role("link", name="builder").click()
+        expect(page.get_by_role("button", name="Rename")).to_be_visible()
+        expect(page.get_by_role("button", name="Revoke access")).to_have_count(0)
     finally:
         desktop.close()
 

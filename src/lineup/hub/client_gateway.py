@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from lineup.hub import tools as app_tools  # tools (issue 5)
 from lineup.hub.accounts import person_in, session_user
-from lineup.hub.api.deps import SESSION_COOKIE
+from lineup.hub.api.deps import session_cookie
 from lineup.hub.fanout import Ephemeral
 from lineup.hub.follow import Follower
 from lineup.hub.state import HubState
@@ -57,7 +57,7 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
         return
     await socket.accept()
     try:
-        signed = await session_user(hub, socket.cookies.get(SESSION_COOKIE))
+        signed = await session_user(hub, socket.cookies.get(session_cookie(hub.settings)))
         person = await person_in(hub, signed.user, workspace_id)
     except LineupError as exc:
         await socket.send_text(encode(ErrorFrame.from_error(exc)))

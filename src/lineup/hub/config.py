@@ -84,6 +84,13 @@ class Settings:
     # --- end cluster ---
 
     @property
+    def cookie_prefix(self) -> str:
+        """The start of this LineUp's cookie names. Cookies are shared by every port of a host,
+        so an agent in direct mode names its own (with its port): a hub and direct-mode agents
+        on one machine then keep separate sessions."""
+        return "lineup" if self.direct is None else f"lineup_direct_{self.port}"
+
+    @property
     def offline_after(self) -> float:
         return self.heartbeat_interval * self.missed_heartbeats
 

@@ -24,6 +24,10 @@ from tests.integration.hub.conftest import fast_settings
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 ATTEMPTS = 5
+PORT = 8765
+# cookies are shared by every port of a host: direct mode names its own, with its port
+SESSION = f"lineup_direct_{PORT}_session"
+CSRF = f"lineup_direct_{PORT}_csrf"
 
 
 @pytest.fixture
@@ -42,7 +46,7 @@ def mode() -> DirectMode:
 @pytest.fixture
 def direct(mode: DirectMode, tmp_path: Path) -> Iterator[TestClient]:
     settings = fast_settings(
-        sqlite_url(tmp_path), tmp_path, direct=mode, signin_attempts_per_ip=ATTEMPTS
+        sqlite_url(tmp_path), tmp_path, direct=mode, signin_attempts_per_ip=ATTEMPTS, port=PORT
     )
     with TestClient(create_app(settings), base_url="http://testserver") as client:
         yield client
@@ -74,13 +78,13 @@ def _events(client: TestClient, workspace_id: str) -> list[dict[str, Any]]:
 
 
 def test_a_hub_says_it_is_a_hub_and_has_no_token_sign_in(client: TestClient) -> None:
-    assert client.get("/api/direct").json() == {"mode": "hub"}
+    assert client.get("/api/direct").json() == {"mode": "hub", "csrfCookie": "lineup_csrf"}
     _error(client.post("/api/direct/session", json={"token": TOKEN}), 404, "not_found")
 
 
 def test_direct_mode_says_so_and_names_its_agent_without_a_session(direct: TestClient) -> None:
     response = direct.get("/api/direct")
-    assert response.json() == {"mode": "direct", "agentName": "builder"}
+    assert response.json() == {"mode": "direct", "agentName": "builder", "csrfCookie": CSRF}
     _error(direct.get("/api/auth/me"), 401, "unauthenticated")
 
 
@@ -97,9 +101,10 @@ def test_the_right_token_gives_the_same_session_and_csrf_token_as_sign_in(
     assert body["user"]["id"] == mode.user_id and body["user"]["displayName"] == "ana"
     assert body["workspaces"] == [{"id": mode.workspace_id, "name": "builder", "role": "owner"}]
     cookies = response.headers.get_list("set-cookie")
-    session = next(c for c in cookies if c.startswith("lineup_session="))
+    session = next(c for c in cookies if c.startswith(f"{SESSION}="))
     assert "HttpOnly" in session and "SameSite=lax" in session
-    assert any(c.startswith(f"lineup_csrf={body['csrfToken']}") for c in cookies)
+    assert any(c.startswith(f"{CSRF}={body['csrfToken']}") for c in cookies)
+    assert not any(c.startswith("lineup_session=") for c in cookies)  # a hub's stays its own
 
     assert direct.get("/api/auth/me").json()["user"]["id"] == mode.user_id
     agents = direct.get(f"/api/workspaces/{mode.workspace_id}/agents").json()["agents"]
@@ -129,7 +134,7 @@ def test_a_wrong_token_is_unauthenticated_and_starts_no_session(direct: TestClie
     response = direct.post("/api/direct/session", json={"token": "not-the-token"})
     error = _error(response, 401, "unauthenticated")
     assert "token is not right" in error["message"]
-    assert not any(c.startswith("lineup_session=") for c in response.headers.get_list("set-cookie"))
+    assert not any(c.startswith(f"{SESSION}=") for c in response.headers.get_list("set-cookie"))
     _error(direct.get("/api/auth/me"), 401, "unauthenticated")
 
 
@@ -150,7 +155,7 @@ def test_repeated_guesses_are_throttled_and_a_throttled_guess_is_never_tried(
     # throttled means not compared: even the right token waits out the window
     response = direct.post("/api/direct/session", json={"token": TOKEN})
     _error(response, 429, "rate_limited")
-    assert not any(c.startswith("lineup_session=") for c in response.headers.get_list("set-cookie"))
+    assert not any(c.startswith(f"{SESSION}=") for c in response.headers.get_list("set-cookie"))
 
 
 @pytest.mark.parametrize(
@@ -172,7 +177,7 @@ def test_a_malformed_token_request_is_invalid_and_changes_nothing(
         "/api/direct/session", content=body, headers={"Content-Type": "application/json"}
     )
     _error(response, 400, "invalid_argument")
-    assert not any(c.startswith("lineup_session=") for c in response.headers.get_list("set-cookie"))
+    assert not any(c.startswith(f"{SESSION}=") for c in response.headers.get_list("set-cookie"))
     _error(direct.get("/api/auth/me"), 401, "unauthenticated")
 
 

@@ -111,6 +111,8 @@ export async function parseError(response: Response): Promise<ApiError> {
 export class Transport {
   /** Called once per 401, so the app can return to the sign-in screen. */
   onUnauthenticated: (() => void) | null = null;
+  /** The cookie holding the CSRF token; `GET /api/direct` names it (direct mode has its own). */
+  csrfCookie: string = CSRF_COOKIE;
 
   constructor(
     private readonly fetchImpl: Fetch = (...args) => fetch(...args),
@@ -121,7 +123,7 @@ export class Transport {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (options.body !== undefined) headers["Content-Type"] = "application/json";
     if (!SAFE.has(method)) {
-      const csrf = readCookie(CSRF_COOKIE, this.cookies());
+      const csrf = readCookie(this.csrfCookie, this.cookies());
       if (csrf) headers[CSRF_HEADER] = csrf;
       if (method === "POST" || method === "PATCH") {
         headers["Idempotency-Key"] = options.idempotencyKey ?? newIdempotencyKey();

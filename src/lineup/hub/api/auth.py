@@ -9,7 +9,14 @@ from pydantic import Field
 
 from lineup.hub import accounts
 from lineup.hub.api import views
-from lineup.hub.api.deps import CSRF_COOKIE, SESSION_COOKIE, Body, Hub, Member, SignedInUser
+from lineup.hub.api.deps import (
+    Body,
+    Hub,
+    Member,
+    SignedInUser,
+    csrf_cookie,
+    session_cookie,
+)
 from lineup.hub.state import HubState
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -35,7 +42,7 @@ def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession
     max_age = int(hub.settings.session_ttl)
     secure = hub.settings.secure_cookies
     response.set_cookie(
-        SESSION_COOKIE,
+        session_cookie(hub.settings),
         session.token,
         max_age=max_age,
         httponly=True,
@@ -44,7 +51,7 @@ def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession
         path="/",
     )
     response.set_cookie(
-        CSRF_COOKIE,
+        csrf_cookie(hub.settings),
         session.csrf_token,
         max_age=max_age,
         httponly=False,
@@ -87,8 +94,8 @@ async def sign_in(body: SignIn, request: Request, response: Response, hub: Hub) 
 @router.post("/auth/signout", status_code=204)
 async def sign_out(response: Response, hub: Hub, signed: SignedInUser) -> Response:
     await accounts.sign_out(hub, signed.session)
-    response.delete_cookie(SESSION_COOKIE, path="/")
-    response.delete_cookie(CSRF_COOKIE, path="/")
+    response.delete_cookie(session_cookie(hub.settings), path="/")
+    response.delete_cookie(csrf_cookie(hub.settings), path="/")
     response.status_code = 204
     return response
 

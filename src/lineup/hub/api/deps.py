@@ -11,12 +11,11 @@ from pydantic.alias_generators import to_camel
 
 from lineup.hub.accounts import SignedIn, person_in, session_user
 from lineup.hub.actors import Person
+from lineup.hub.config import Settings
 from lineup.hub.security import same_secret, token_hash
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Forbidden, InvalidArgument
 
-SESSION_COOKIE = "lineup_session"
-CSRF_COOKIE = "lineup_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _KEY = re.compile(r"^[A-Za-z0-9_.:\-]{1,100}$")
@@ -36,8 +35,17 @@ def hub_of(request: Request) -> HubState:
 Hub = Annotated[HubState, Depends(hub_of)]
 
 
+def session_cookie(settings: Settings) -> str:
+    return f"{settings.cookie_prefix}_session"
+
+
+def csrf_cookie(settings: Settings) -> str:
+    """Read by the web app (its name is in ``GET /api/direct``) for the CSRF header."""
+    return f"{settings.cookie_prefix}_csrf"
+
+
 async def signed_in(request: Request, hub: Hub) -> SignedIn:
-    signed = await session_user(hub, request.cookies.get(SESSION_COOKIE))
+    signed = await session_user(hub, request.cookies.get(session_cookie(hub.settings)))
     if request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER, "")
         if not sent or not same_secret(token_hash(sent), signed.session.csrf_token_hash):

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lineup.hub import accounts
 from lineup.hub.api.auth import _me, _set_cookies
-from lineup.hub.api.deps import Body, Hub
+from lineup.hub.api.deps import Body, Hub, csrf_cookie
 from lineup.hub.config import DirectMode
 from lineup.hub.credentials import CREDENTIAL_PREFIX
 from lineup.hub.errors import error_response
@@ -58,9 +58,10 @@ class TokenSignIn(Body):
 async def direct_info(hub: Hub) -> dict[str, Any]:
     """Which LineUp this is: a hub (``{"mode": "hub"}``) or one agent in direct mode."""
     direct = hub.settings.direct
+    cookie = csrf_cookie(hub.settings)
     if direct is None:
-        return {"mode": "hub"}
-    return {"mode": "direct", "agentName": direct.agent_name}
+        return {"mode": "hub", "csrfCookie": cookie}
+    return {"mode": "direct", "agentName": direct.agent_name, "csrfCookie": cookie}
 
 
 @router.post("/direct/session")

@@ -11,6 +11,7 @@ import { useNow } from "../../lib/useNow";
 import { fullTime, relativeTime } from "../../lib/time";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading } from "../../ui";
+import { useSession } from "../auth/session";
 import { Timeline } from "../tasks/TaskDetail";
 
 const AGENT_TYPES = new Set(["agent.paired", "agent.connected", "agent.status_changed", "agent.renamed", "agent.revoked"]);
@@ -34,6 +35,7 @@ async function agentHistory(api: WorkspaceApi, agentId: string, maxPages = 20): 
 
 export function AgentDetail({ agentId }: { agentId: string }) {
   const { api, agents, actorName } = useWorkspace();
+  const { direct } = useSession(); // direct mode: the one agent cannot be revoked (issue 5)
   const agent = agents.data?.find((a) => a.id === agentId);
   const [history, setHistory] = useState<HubEvent[] | null>(null);
   const [historyError, setHistoryError] = useState<string | null>(null);
@@ -122,7 +124,7 @@ export function AgentDetail({ agentId }: { agentId: string }) {
           <Card>
             <h2 className="card-title">Manage</h2>
             <Rename agentId={agent.id} name={agent.name} />
-            <Revoke agentId={agent.id} name={agent.name} />
+            {direct ? null : <Revoke agentId={agent.id} name={agent.name} />}
           </Card>
         ) : null}
       </div>

@@ -7,12 +7,15 @@ import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
 import { fullTime, relativeTime } from "../../lib/time";
 import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
+import { useSession } from "../auth/session";
 import { ConnectAgent } from "./ConnectAgent";
 
 export function AgentsView() {
   const { agents } = useWorkspace();
   const loc = useLocation();
-  const connecting = loc.search.get("connect") === "1";
+  // Direct mode serves one agent from inside it: there is nothing to pair (issue 5).
+  const canPair = !useSession().direct;
+  const connecting = canPair && loc.search.get("connect") === "1";
   useTitle("Agents");
   useNow(5_000);
   const setConnecting = (on: boolean) => navigate(withQuery(loc, { connect: on ? "1" : null }), { replace: true });
@@ -32,7 +35,7 @@ export function AgentsView() {
             </p>
           ) : null}
         </div>
-        {!connecting ? (
+        {canPair && !connecting ? (
           <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
             Connect my agent
           </Button>
@@ -41,7 +44,7 @@ export function AgentsView() {
       {connecting ? <ConnectAgent onClose={() => setConnecting(false)} /> : null}
       {agents.error && !agents.data ? <ErrorBanner error={agents.error} onRetry={agents.reload} /> : null}
       {!agents.data && !agents.error ? <Loading what="agents" /> : null}
-      {agents.data && active.length === 0 && !connecting ? (
+      {agents.data && active.length === 0 && canPair && !connecting ? (
         <EmptyState
           icon="agent"
           title="No agents yet — Connect my agent to pair one"

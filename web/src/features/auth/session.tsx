@@ -62,6 +62,7 @@ export function SessionProvider({ children, transport: given }: { children: Reac
   const refresh = useCallback(async () => {
     // --- direct mode (issue 5): which LineUp this is; the token in the opened address
     const info = await directApi.info().catch(() => null);
+    if (info?.csrfCookie) transport.csrfCookie = info.csrfCookie;
     setDirect(info?.mode === "direct" ? { agentName: info.agentName } : null);
     if (info?.mode === "direct") {
       const token = takeLaunchToken();
@@ -90,7 +91,7 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         setState({ status: "error", error: err as ApiError });
       }
     }
-  }, [accounts, adopt, directApi]);
+  }, [accounts, adopt, directApi, transport]);
 
   useEffect(() => {
     transport.onUnauthenticated = () =>

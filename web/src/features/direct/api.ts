@@ -4,8 +4,9 @@
 import type { Transport } from "../../api/client";
 import type { SignUpResult } from "../../api/types";
 
-/** `GET /api/direct`: a hub, or one agent in direct mode. */
-export type DirectInfo = { mode: "hub" } | { mode: "direct"; agentName: string };
+/** `GET /api/direct`: a hub, or one agent in direct mode, and the cookie that carries the
+ * CSRF token (direct mode names its own, so a hub and agents on one host keep separate sessions). */
+export type DirectInfo = ({ mode: "hub" } | { mode: "direct"; agentName: string }) & { csrfCookie?: string };
 
 export class DirectApi {
   constructor(readonly transport: Transport) {}

@@ -1,4 +1,4 @@
-import { render, screen } from "@testing-library/react";
+import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Transport } from "../../api/client";
@@ -110,5 +110,19 @@ describe("direct mode in the web app", () => {
     open(hub.transport);
     expect(await screen.findByText("status: signedOut")).toBeVisible();
     expect(screen.queryByLabelText("Token")).not.toBeInTheDocument();
+  });
+
+  it("sends the CSRF token of the cookie this LineUp names, not a hub's on the same host", async () => {
+    const fetch = vi.fn(async (url: RequestInfo | URL, _init?: RequestInit) =>
+      String(url) === "/api/direct"
+        ? json(200, { mode: "direct", agentName: "builder", csrfCookie: "lineup_direct_8765_csrf" })
+        : unauthenticated("Sign in to continue."),
+    );
+    const transport = new Transport(fetch, () => "lineup_csrf=the-hubs; lineup_direct_8765_csrf=mine");
+    open(transport);
+    await waitFor(() => expect(transport.csrfCookie).toBe("lineup_direct_8765_csrf"));
+    await transport.post("/api/anything", {}).catch(() => null);
+    const init = fetch.mock.calls.at(-1)?.[1] as RequestInit | undefined;
+    expect((init?.headers as Record<string, string>)["X-CSRF-Token"]).toBe("mine");
   });
 });
