@@ -211,6 +211,7 @@ async def test_the_same_handlers_run_in_direct_mode_from_configuration_alone(
             assert (await http.get("/api/direct")).json() == {
                 "mode": "direct",
                 "agentName": "builder",
+                "csrfCookie": f"lineup_direct_{agent.config.agent_id}_csrf",
             }
             opened = await http.post("/api/direct/session", json={"token": TOKEN})
             assert opened.status_code == 200, opened.text

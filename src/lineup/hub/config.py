@@ -86,9 +86,9 @@ class Settings:
     @property
     def cookie_prefix(self) -> str:
         """The start of this LineUp's cookie names. Cookies are shared by every port of a host,
-        so an agent in direct mode names its own (with its port): a hub and direct-mode agents
-        on one machine then keep separate sessions."""
-        return "lineup" if self.direct is None else f"lineup_direct_{self.port}"
+        so an agent in direct mode names its own (with its agent id, known before it binds a
+        port): a hub and direct-mode agents on one machine then keep separate sessions."""
+        return "lineup" if self.direct is None else f"lineup_direct_{self.direct.agent_id}"
 
     @property
     def offline_after(self) -> float:

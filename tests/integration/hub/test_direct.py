@@ -24,10 +24,10 @@ from tests.integration.hub.conftest import fast_settings
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 ATTEMPTS = 5
-PORT = 8765
-# cookies are shared by every port of a host: direct mode names its own, with its port
-SESSION = f"lineup_direct_{PORT}_session"
-CSRF = f"lineup_direct_{PORT}_csrf"
+AGENT_ID = new_id("agent")
+# cookies are shared by every port of a host: direct mode names its own, with its agent's id
+SESSION = f"lineup_direct_{AGENT_ID}_session"
+CSRF = f"lineup_direct_{AGENT_ID}_csrf"
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def mode() -> DirectMode:
         agent_credential=f"lna_{new_id('secret')}",
         workspace_id=new_id("ws"),
         user_id=new_id("user"),
-        agent_id=new_id("agent"),
+        agent_id=AGENT_ID,
         agent_name="builder",
         person_name="ana",
     )
@@ -46,7 +46,7 @@ def mode() -> DirectMode:
 @pytest.fixture
 def direct(mode: DirectMode, tmp_path: Path) -> Iterator[TestClient]:
     settings = fast_settings(
-        sqlite_url(tmp_path), tmp_path, direct=mode, signin_attempts_per_ip=ATTEMPTS, port=PORT
+        sqlite_url(tmp_path), tmp_path, direct=mode, signin_attempts_per_ip=ATTEMPTS
     )
     with TestClient(create_app(settings), base_url="http://testserver") as client:
         yield client
