@@ -2,11 +2,18 @@
 live again (issue 7). Prints the figure in docs/benchmarks.md.
 
     .venv/bin/python bench/bench_catchup.py [--missed 100000] [--configs sqlite,pg]
+        [--repeat 1] [--py-spy DIR]
 
 An app subscribes, is caught up, and disconnects; agents then commit ``--missed`` events
 (real traffic through the agents' socket); the app reconnects with its last sequence and the
 clock runs from the ``client.subscribe`` until the ``client.caught_up`` frame that follows
-the last missed event. Every event is checked to arrive once, in order.
+the last missed event. Every event is checked to arrive once, in order. Each figure comes
+with the hub's CPU time for that catch-up: the catch-up is CPU-bound, so on a shared machine
+that says more than the wall time alone.
+
+``--repeat`` reconnects that many times after one fill (filling takes far longer than the
+catch-up, and one figure on a shared machine is noise). ``--py-spy DIR`` records the hub with
+py-spy during the first reconnect (a raw flame graph per configuration in DIR).
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import time
+from pathlib import Path
 from typing import Any
 
 from _harness import (
@@ -83,7 +92,9 @@ async def _quiet(hub: Hub, below: float = 0.05, limit_s: float = 120) -> None:
             return
 
 
-async def measure(label: str, hub: Hub, missed: int) -> None:
+async def measure(
+    label: str, hub: Hub, missed: int, repeat: int = 1, profile: Path | None = None
+) -> None:
     session = await sign_up(hub)
     app = await connect_client(hub, session)
     while json.loads(await app.recv())["type"] != "client.caught_up":
@@ -98,9 +109,37 @@ async def measure(label: str, hub: Hub, missed: int) -> None:
         f"{time.monotonic() - filled_at:.0f} s while the app was away",
         flush=True,
     )
-    # the hub's own background work on the fresh events (the notification worker's pass
-    # over them) is done before the app comes back, as it would be after a real absence
-    await _quiet(hub)
+    for run in range(repeat):
+        # the hub's own background work on the fresh events (the notification worker's pass
+        # over them) is done before the app comes back, as it would be after a real absence
+        await _quiet(hub)
+        spy = await _py_spy(hub, profile, label) if profile is not None and run == 0 else None
+        try:
+            await _catch_up(label, hub, session, last_seen, latest)
+        finally:
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)  # py-spy writes what it has
+                await spy.wait()
+    await session.client.aclose()
+
+
+PY_SPY = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "py-spy"
+
+
+async def _py_spy(hub: Hub, directory: Path, label: str) -> asyncio.subprocess.Process:
+    name = "".join(c if c.isalnum() else "-" for c in label)
+    output = directory / f"{name}.txt"
+    process = await asyncio.create_subprocess_exec(
+        *(str(PY_SPY), "record", "--pid", str(hub.process.pid), "--format", "raw"),
+        *("--rate", "250", "--nonblocking", "--output", str(output)),
+        stdout=asyncio.subprocess.DEVNULL,
+    )
+    await asyncio.sleep(0.5)  # py-spy attaches before the clock starts
+    return process
+
+
+async def _catch_up(label: str, hub: Hub, session: Any, last_seen: int, latest: int) -> None:
+    cpu_before = hub.cpu_seconds()
     started = time.perf_counter()
     app = await connect_client(hub, session, last_seen)
     expected = last_seen + 1
@@ -118,12 +157,13 @@ async def measure(label: str, hub: Hub, missed: int) -> None:
                 raise AssertionError(f"got {sequence}, expected {expected}")
             expected += 1
     elapsed = time.perf_counter() - started
+    hub_cpu = hub.cpu_seconds() - cpu_before
     await app.close()
-    await session.client.aclose()
     received = expected - 1 - last_seen
     print(
         f"[{label}] reconnected after missing {received:,} events: caught up in {elapsed:.2f} s "
-        f"({received / elapsed:,.0f} events/s; first event after {first_event or 0:.3f} s); "
+        f"({received / elapsed:,.0f} events/s; first event after {first_event or 0:.3f} s; "
+        f"hub CPU {hub_cpu:.2f} s); "
         f"{load_average()}",
         flush=True,
     )
@@ -133,15 +173,19 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--missed", type=int, default=100_000)
     parser.add_argument("--configs", default="sqlite,pg")
+    parser.add_argument("--repeat", type=int, default=1, help="reconnects after one fill")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
     env = {"LINEUP_HEARTBEAT_INTERVAL": "60", "LINEUP_PAIRING_ATTEMPTS_PER_IP": "1000"}
     for config in args.configs.split(","):
         if config == "sqlite":
             async with running_hub(None, **env) as hub:
-                await measure("1 node, SQLite", hub, args.missed)
+                await measure("1 node, SQLite", hub, args.missed, args.repeat, args.py_spy)
         elif config == "pg":
             async with throwaway_pg() as url, running_hub(url, **env) as hub:
-                await measure("1 node, PostgreSQL", hub, args.missed)
+                await measure("1 node, PostgreSQL", hub, args.missed, args.repeat, args.py_spy)
         else:
             raise SystemExit(f"unknown configuration {config!r}")
 
