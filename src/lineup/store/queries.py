@@ -219,6 +219,24 @@ class Reader:
             rows = self._conn.execute(_READ_EVENTS, {**params, "limit": limit}).all()
         return [_event_of_row(row) for row in rows]
 
+    def task_timeline(
+        self, workspace_id: str, task_id: str, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """A task's timeline: its own events and its children's, in log order."""
+        children = select(tasks.c.id).where(
+            tasks.c.workspace_id == workspace_id, tasks.c.parent_task_id == task_id
+        )
+        stmt = (
+            select(events)
+            .where(
+                events.c.workspace_id == workspace_id,
+                (events.c.task_id == task_id) | events.c.task_id.in_(children),
+            )
+            .order_by(events.c.sequence)
+            .limit(limit)
+        )
+        return [event_from_row(r) for r in self._rows(stmt)]
+
     def read_events_of_types(
         self, workspace_id: str, types: Sequence[str], after: int = 0, limit: int = 500
     ) -> list[StoredEvent]:

@@ -9,9 +9,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import Agent, Interaction, Task
-from lineup.store.schema import agents, events, interactions, tasks
+from lineup.store.schema import agents, interactions, tasks
 
 ACTIVE = ("running", "waiting_for_human")
 
@@ -53,22 +52,3 @@ def overdue_interactions(conn: Connection, now_ms: int) -> list[Interaction]:
         .limit(1000)
     )
     return [Interaction.from_row(r) for r in conn.execute(stmt).all()]
-
-
-def task_events(
-    conn: Connection, workspace_id: str, task_id: str, limit: int = 1000
-) -> list[StoredEvent]:
-    """A task's timeline: its own events and its children's, in log order."""
-    children = select(tasks.c.id).where(
-        tasks.c.workspace_id == workspace_id, tasks.c.parent_task_id == task_id
-    )
-    stmt = (
-        select(events)
-        .where(
-            events.c.workspace_id == workspace_id,
-            (events.c.task_id == task_id) | events.c.task_id.in_(children),
-        )
-        .order_by(events.c.sequence)
-        .limit(limit)
-    )
-    return [event_from_row(r) for r in conn.execute(stmt).all()]

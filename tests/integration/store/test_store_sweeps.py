@@ -42,7 +42,7 @@ async def test_sweeps_find_silent_agents_overdue_interactions_and_task_timelines
         not_yet = sweeps.unreachable_tasks(r.connection, silent_before_ms=500)
         overdue = sweeps.overdue_interactions(r.connection, now_ms=5_000)
         early = sweeps.overdue_interactions(r.connection, now_ms=4_999)
-        timeline = sweeps.task_events(r.connection, ws, "t1")
+        timeline = r.task_timeline(ws, "t1")
         return offline, unreachable, not_yet, overdue, early, timeline
 
     offline, unreachable, not_yet, overdue, early, timeline = await store.read(read)

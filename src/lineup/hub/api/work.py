@@ -15,7 +15,7 @@ from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.errors import Conflict, NotFound
 from lineup.protocol.interaction import InteractionResponse
-from lineup.store import Agent, Interaction, Reader, sweeps
+from lineup.store import Agent, Interaction, Reader
 
 router = APIRouter(prefix="/api/workspaces/{workspace_id}", tags=["work"])
 
@@ -203,7 +203,7 @@ async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
         detail = r.get_task_detail(person.workspace_id, task_id)
         if detail is None:
             raise NotFound(f"No task {task_id!r} in this workspace.")
-        timeline = sweeps.task_events(r.connection, person.workspace_id, task_id)
+        timeline = r.task_timeline(person.workspace_id, task_id)
         agents = _agents(r, person.workspace_id)
         return {
             "task": views.task(detail.task, agents),
