@@ -337,22 +337,42 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
             await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
         latest = await connection.welcome()
         after = await connection.resync_if_needed(hello.last_sequence or 0, latest)
+        del hello  # issue 7: not kept for the connection's life
         follower = Follower(
-            hub.store, hub.broker, identity.workspace_id, after, connection.send_downlink
+            hub.store,
+            hub.broker,
+            identity.workspace_id,
+            after,
+            connection.send_downlink,
+            relevant=_concerns(identity.agent_id),
         )
         await follower.replay()
-        live = asyncio.create_task(follower.live())
+        follower.start()  # issue 7: no task of its own while there is nothing to send
         try:
             await connection.receive_loop()
         finally:
-            live.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await live
-            follower.close()
+            await follower.stop()
     except WebSocketDisconnect:
         pass
     finally:
         await _disconnected(hub, connection)
+
+
+def _concerns(agent_id: str) -> Callable[[StoredEvent], bool]:
+    """Whether ``send_downlink`` may act on an event: a frame from ``for_agent`` (only ever for
+    the event's ``targetAgentId``) or this agent connected again or revoked. Anything else of
+    the workspace is skipped without waking the connection (issue 7)."""
+
+    def concerns(event: StoredEvent) -> bool:
+        payload = event.payload
+        return payload.get("targetAgentId") == agent_id or (
+            event.type in _CLUSTER_TYPES and payload.get("agentId") == agent_id
+        )
+
+    return concerns
+
+
+_CLUSTER_TYPES = frozenset(("agent.connected", "agent.revoked"))
 
 
 async def _disconnected(hub: HubState, connection: AgentConnection) -> None:

@@ -8,6 +8,7 @@ import gc
 import getpass
 import os
 import sys
+from typing import Any
 
 from lineup.hub.config import Settings
 
@@ -73,6 +74,7 @@ def _serve(args: argparse.Namespace) -> int:
         ws_max_size=1024 * 1024,
         # issue 3/7: a deflate context costs ~250 KiB per socket; frames are small JSON
         ws_per_message_deflate=False,
+        ws=_lean_websockets(),  # issue 7: 10,000 idle agents on a node
         log_config=log_config,
     )
     return 0
@@ -91,6 +93,38 @@ def _settle_garbage_collector() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 50, 100)
+
+
+def _lean_websockets() -> type[asyncio.Protocol] | str:
+    """uvicorn's WebSocket protocol, lighter per idle connection (issue 7: 10,000 agents).
+
+    It lets go of the handshake's request and response once the socket is open (their header
+    structures were some 3 KiB a connection, and the scope keeps the headers the app reads),
+    and keeps no keep-alive ping timer for agents' sockets: an agent beats every 25 s and the
+    hub's monitor closes one that misses two beats, so the protocol ping only duplicated that
+    (10,000 agents: 500 pings a second). People's apps have no heartbeat; their sockets keep it.
+    It relies on that protocol's internals; tests/e2e run it (``lineup serve``) on every change.
+    """
+    try:
+        from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    except ImportError:  # an older uvicorn: its own choice, with the ping and the handshake
+        return "auto"
+
+    class LeanWebSocketsProtocol(WebSocketsSansIOProtocol):
+        def handle_connect(self, event: Any) -> None:
+            super().handle_connect(event)
+            self.request = None  # type: ignore[assignment]
+
+        def start_keepalive(self) -> None:
+            if self.scope["path"] != self.root_path + "/ws/agent":  # app.py's agents' route
+                super().start_keepalive()
+
+        async def send(self, message: Any) -> None:
+            await super().send(message)
+            if self.handshake_complete:
+                self.response = None  # type: ignore[assignment]
+
+    return LeanWebSocketsProtocol
 
 
 def _user_create(args: argparse.Namespace) -> int:
