@@ -20,7 +20,7 @@ from lineup.hub import tools as app_tools  # tools (issue 5)
 from lineup.hub.actors import AgentIdentity
 from lineup.hub.commands import Recorded
 from lineup.hub.credentials import authenticate_agent
-from lineup.hub.downlink import for_agent
+from lineup.hub.downlink import CONNECTION_NEWS, concerns, for_agent
 from lineup.hub.follow import Follower
 from lineup.hub.presence import AgentLink
 from lineup.hub.recorder import Writing
@@ -157,7 +157,7 @@ class AgentConnection:
     async def send_downlink(self, event: StoredEvent) -> bool:
         # --- cluster (issue 7): whichever node recorded it, this connection learns from the
         # log that the agent connected again (maybe to another node) or was revoked
-        if event.type in ("agent.connected", "agent.revoked") and (
+        if event.type in CONNECTION_NEWS and (
             event.payload.get("agentId") == self.identity.agent_id
             and self.connected_sequence is not None
             and event.sequence > self.connected_sequence
@@ -344,7 +344,7 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
             identity.workspace_id,
             after,
             connection.send_downlink,
-            relevant=_concerns(identity.agent_id),
+            relevant=lambda event: concerns(event, identity.agent_id),
         )
         await follower.replay()
         follower.start()  # issue 7: no task of its own while there is nothing to send
@@ -356,23 +356,6 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
         pass
     finally:
         await _disconnected(hub, connection)
-
-
-def _concerns(agent_id: str) -> Callable[[StoredEvent], bool]:
-    """Whether ``send_downlink`` may act on an event: a frame from ``for_agent`` (only ever for
-    the event's ``targetAgentId``) or this agent connected again or revoked. Anything else of
-    the workspace is skipped without waking the connection (issue 7)."""
-
-    def concerns(event: StoredEvent) -> bool:
-        payload = event.payload
-        return payload.get("targetAgentId") == agent_id or (
-            event.type in _CLUSTER_TYPES and payload.get("agentId") == agent_id
-        )
-
-    return concerns
-
-
-_CLUSTER_TYPES = frozenset(("agent.connected", "agent.revoked"))
 
 
 async def _disconnected(hub: HubState, connection: AgentConnection) -> None:

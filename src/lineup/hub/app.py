@@ -34,6 +34,7 @@ from lineup.store import Store
 log = logging.getLogger("lineup.hub")
 
 STATIC_DIR = Path(__file__).parent / "static"
+AGENT_SOCKET_PATH = "/ws/agent"
 
 _PLACEHOLDER = """<!doctype html><html lang="en"><meta charset="utf-8">
 <title>LineUp</title><body style="font-family:system-ui;margin:3rem">
@@ -139,7 +140,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     # A plain Starlette route, not FastAPI's: it needs no dependency injection, and FastAPI's
     # per-connection wrappers (exit stacks, a copy of the scope) cost some 8 KiB for each
     # of up to 10,000 idle agents a node holds (issue 7).
-    app.router.routes.append(WebSocketRoute("/ws/agent", agent_socket))
+    app.router.routes.append(WebSocketRoute(AGENT_SOCKET_PATH, agent_socket))
 
     @app.websocket("/ws/client")
     async def client_socket(

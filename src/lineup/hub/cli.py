@@ -105,6 +105,8 @@ def _lean_websockets() -> type[asyncio.Protocol] | str:
     (10,000 agents: 500 pings a second). People's apps have no heartbeat; their sockets keep it.
     It relies on that protocol's internals; tests/e2e run it (``lineup serve``) on every change.
     """
+    from lineup.hub.app import AGENT_SOCKET_PATH
+
     try:
         from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
     except ImportError:  # an older uvicorn: its own choice, with the ping and the handshake
@@ -116,7 +118,7 @@ def _lean_websockets() -> type[asyncio.Protocol] | str:
             self.request = None  # type: ignore[assignment]
 
         def start_keepalive(self) -> None:
-            if self.scope["path"] != self.root_path + "/ws/agent":  # app.py's agents' route
+            if self.scope["path"] != self.root_path + AGENT_SOCKET_PATH:
                 super().start_keepalive()
 
         async def send(self, message: Any) -> None:

@@ -511,7 +511,9 @@ def interaction_requested(
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
             )
-    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
+        conversation_id = task.conversation_id
+    else:
+        conversation_id = agents_conversation(w, agent, None, conversation_id)
     result = w.append(
         agent.workspace_id,
         "interaction.requested",

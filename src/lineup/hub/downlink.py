@@ -26,6 +26,20 @@ def _envelope(event: StoredEvent, type_: str, payload: dict[str, Any]) -> Envelo
     )
 
 
+CONNECTION_NEWS = frozenset(("agent.connected", "agent.revoked"))
+"""Events an agent's connection reacts to itself: its agent connected again, or was revoked."""
+
+
+def concerns(event: StoredEvent, agent_id: str) -> bool:
+    """Whether an agent's connection must look at ``event`` at all: :func:`for_agent` makes a
+    frame only for the event's ``targetAgentId``, and the connection closes itself on news of
+    its own agent. Everything else of the workspace is skipped without waking it (issue 7)."""
+    payload = event.payload
+    return payload.get("targetAgentId") == agent_id or (
+        event.type in CONNECTION_NEWS and payload.get("agentId") == agent_id
+    )
+
+
 def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
     """The frame ``agent_id`` gets for ``event``, or None when it is not the agent's business."""
     p = event.payload

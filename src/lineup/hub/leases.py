@@ -107,8 +107,6 @@ class DatabaseLeases:
         self._monotonic = monotonic
         self._kept: set[str] = {node_lease(instance)}
         self._valid_until: dict[str, float] = {}
-        self.renewals = 0
-        self.failures = 0
 
     def keep(self, name: str) -> None:
         self._kept.add(name)
@@ -162,10 +160,8 @@ class DatabaseLeases:
         try:
             taken = await self.store.write(job)
         except Exception:
-            self.failures += 1
             log.warning("could not renew leases %s", names, exc_info=True)
             return set()
-        self.renewals += 1
         valid_until = started + self.ttl * SAFETY
         for name in names:
             if name in taken:

@@ -166,11 +166,10 @@ class _HubCollector(Collector):
         for name in hub.leases.held_names():
             held.add_metric([name], 1)
         yield held
-        bus = hub.cluster.bus
         yield GaugeMetricFamily(
             "lineup_stream_healthy",
             "1 while Redis Streams carries events between nodes (1 without Redis: not needed).",
-            value=1 if bus is None or bus.healthy else 0,
+            value=1 if hub.cluster.stream_healthy else 0,
         )
         info = GaugeMetricFamily("lineup_node_info", "This node.", labels=["node", "instance"])
         info.add_metric([hub.settings.node_id, hub.cluster.instance], 1)

@@ -126,8 +126,6 @@ class StreamBus:
         self._tasks: list[asyncio.Task[None]] = []
         self.writer_ok = True
         self.reader_ok = False
-        self.published_entries = 0
-        self.received_entries = 0
         self.dropped_events = 0
         self.last_lag_ms: int | None = None
 
@@ -207,7 +205,6 @@ class StreamBus:
             if not self.writer_ok:
                 log.info("publishing to Redis again")
                 self.writer_ok = True
-            self.published_entries += len(entries)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -248,7 +245,6 @@ class StreamBus:
                         log.exception("bad stream entry %s", last_id)
 
     def _handle(self, fields: dict[bytes, bytes]) -> None:
-        self.received_entries += 1
         if fields.get(b"o", b"").decode() == self.instance:
             return
         kind = fields.get(b"k")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -98,8 +99,13 @@ def available_tools(read: Reader, workspace_id: str) -> tuple[list[dict[str, Any
     The union of what the workspace's apps registered (the most recent registration of a
     name wins); the built-in catalogue when no app registered anything.
     """
+    return tools_of(read.list_tool_devices(workspace_id))
+
+
+def tools_of(devices: Sequence[ToolDevice]) -> tuple[list[dict[str, Any]], bool]:
+    """:func:`available_tools` from the workspace's devices, already read."""
     union: dict[str, dict[str, Any]] = {}
-    for device in read.list_tool_devices(workspace_id):
+    for device in devices:
         for tool in device.tools:
             union.setdefault(str(tool.get("name")), tool)
     if not union:
@@ -108,7 +114,9 @@ def available_tools(read: Reader, workspace_id: str) -> tuple[list[dict[str, Any
 
 
 def registry(read: Reader, workspace_id: str) -> Registry:
-    tools, _ = available_tools(read, workspace_id)
+    tools, builtins = available_tools(read, workspace_id)
+    if builtins:
+        return builtin.builtin_registry()
     try:
         listing = ToolList.model_validate({"tools": tools})
     except ValidationError:  # pragma: no cover - registrations are validated when recorded

@@ -22,6 +22,7 @@ mirrors it in ``web/src/tools/``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -249,8 +250,13 @@ BUILTIN_DEFINITIONS: Final[tuple[dict[str, Any], ...]] = (
 BUILTIN_NAMES: Final = frozenset(d["name"] for d in BUILTIN_DEFINITIONS)
 
 
+@functools.cache
 def builtin_catalogue() -> ToolList:
-    """The built-in tools as a ``tool.list`` (checked: every schema is valid JSON Schema)."""
+    """The built-in tools as a ``tool.list`` (checked: every schema is valid JSON Schema).
+
+    Made once: checking the schemas takes milliseconds, and every ``tool.call`` in a workspace
+    whose apps registered nothing looks its tool up here, inside the writer's transaction.
+    Read it, never change it."""
     return ToolList.model_validate({"tools": list(BUILTIN_DEFINITIONS)})
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from lineup.protocol.ids import new_id
+from lineup.store.records import _FromRow
 from lineup.store.schema import (
     memberships,
     notification_attempts,
@@ -78,7 +79,7 @@ def ensure_vapid(conn: Connection, made: VapidKeys, now_ms: int) -> VapidKeys:
 
 
 @dataclass(frozen=True, slots=True)
-class Device:
+class Device(_FromRow):
     id: str
     user_id: str
     endpoint: str
@@ -90,11 +91,6 @@ class Device:
     last_delivered_at: int | None
     failing_since: int | None
     last_error: str | None
-
-    @classmethod
-    def from_row(cls, row: Any) -> Device:
-        m = row._mapping
-        return cls(**{f.name: m[f.name] for f in fields(cls)})
 
 
 def save_device(
@@ -175,7 +171,7 @@ def remove_device(conn: Connection, user_id: str, device_id: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Preferences:
+class Preferences(_FromRow):
     user_id: str
     events: list[str]
     channels: list[str]
@@ -186,11 +182,6 @@ class Preferences:
     email_last_delivered_at: int | None = None
     email_failing_since: int | None = None
     email_last_error: str | None = None
-
-    @classmethod
-    def from_row(cls, row: Any) -> Preferences:
-        m = row._mapping
-        return cls(**{f.name: m[f.name] for f in fields(cls)})
 
 
 def get_preferences(conn: Connection, user_ids: Sequence[str]) -> dict[str, Preferences]:
@@ -287,7 +278,7 @@ def set_cursor(conn: Connection, workspace_id: str, sequence: int, now_ms: int) 
 
 
 @dataclass(frozen=True, slots=True)
-class Notification:
+class Notification(_FromRow):
     id: str
     dedupe_key: str
     user_id: str
@@ -311,11 +302,6 @@ class Notification:
     updated_at: int
     delivered_at: int | None
     last_error: str | None
-
-    @classmethod
-    def from_row(cls, row: Any) -> Notification:
-        m = row._mapping
-        return cls(**{f.name: m[f.name] for f in fields(cls)})
 
 
 def add_notification(conn: Connection, values: dict[str, Any]) -> bool:
@@ -360,6 +346,7 @@ def claim_due(
             row = conn.execute(
                 select(notifications).where(notifications.c.id == notification_id)
             ).first()
+            assert row is not None  # claimed just now, in this transaction
             claimed.append(Notification.from_row(row))
     return claimed
 

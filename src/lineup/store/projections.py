@@ -623,13 +623,13 @@ def _canvas_applied(conn: Connection, event: StoredEvent, call: Any) -> None:
 
 def _tool_cancelled(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
+    key = {"workspace_id": event.workspace_id, "id": p["toolCallId"]}
     _update(
         conn,
         tool_calls,
-        {"workspace_id": event.workspace_id, "id": p["toolCallId"]},
+        key,
         {"status": "cancelled", "cancel_reason": p.get("reason"), "updated_at": event.recorded_at},
     )
-    key = {"workspace_id": event.workspace_id, "id": p["toolCallId"]}
     _question_closed(conn, event, conn.execute(_GET_TOOL_CALL, key).first())
 
 

@@ -149,34 +149,16 @@ _EVENT_FIELDS = (
 """StoredEvent's fields in the order of ``_EVENT_COLUMNS``."""
 
 
-def _event_by_init(row: Sequence[Any]) -> StoredEvent:
-    fields = dict(zip(_EVENT_FIELDS, row, strict=False))
-    fields["payload"] = _decode_payload(fields["payload"])
-    return StoredEvent(**fields)
-
-
-def _event_by_fields(row: Sequence[Any], _new: Any = object.__new__) -> StoredEvent:
+def _event_of_row(row: Sequence[Any], _new: Any = object.__new__) -> StoredEvent:
     """The event without its frozen dataclass ``__init__``, which sets each of the eleven
     fields through ``object.__setattr__`` and took three times as long as this (a replay
-    makes 100,000). Used only if it makes what ``__init__`` makes (checked at import)."""
+    makes 100,000). The same object as ``StoredEvent(...)`` makes: tests compare every event
+    read so with ``get_event``'s (test_store_read_events.py)."""
     event: StoredEvent = _new(StoredEvent)
     fields = event.__dict__
     fields.update(zip(_EVENT_FIELDS, row, strict=False))
     fields["payload"] = _decode_payload(fields["payload"])
     return event
-
-
-def _same_events() -> bool:
-    row = (*_EVENT_FIELDS[:4], "{}", 1, None, None, None, 2, 3)
-    if hasattr(StoredEvent, "__post_init__"):
-        return False
-    try:
-        return _event_by_fields(row) == _event_by_init(row)
-    except (AttributeError, TypeError):  # slots, or a field this does not know
-        return False
-
-
-_event_of_row = _event_by_fields if _same_events() else _event_by_init
 
 
 class Reader:

@@ -27,7 +27,7 @@ from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lineup.hub import accounts
-from lineup.hub.api.auth import _me, _set_cookies
+from lineup.hub.api.auth import _ip, _me, _set_cookies
 from lineup.hub.api.deps import Body, Hub, csrf_cookie
 from lineup.hub.config import DirectMode
 from lineup.hub.credentials import CREDENTIAL_PREFIX
@@ -75,7 +75,7 @@ async def direct_session(
     assert hub.limits is not None
     # Sign-in is off in direct mode, so its per-address limiter guards the token alone.
     # Every attempt counts, checked before comparing: a throttled guess is never tried.
-    hub.limits.signin_by_ip.check(_client(request), "token")
+    hub.limits.signin_by_ip.check(_ip(request), "token")
     if not token_matches(direct, body.token):
         raise Unauthenticated(
             "That token is not right. Use the token printed where the agent runs.",
@@ -189,10 +189,6 @@ class RefuseInDirectMode:
                 await error_response(error)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
 
 
 __all__ = [

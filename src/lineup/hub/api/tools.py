@@ -50,8 +50,8 @@ async def available(hub: Hub, person: Member) -> dict[str, Any]:
     """The tools agents in this workspace may call, and the devices that registered them."""
 
     def read(r: Reader) -> dict[str, Any]:
-        listed, is_builtin = tools.available_tools(r, person.workspace_id)
         devices = r.list_tool_devices(person.workspace_id)
+        listed, is_builtin = tools.tools_of(devices)
         return {
             "tools": listed,
             "builtin": is_builtin,
@@ -146,7 +146,7 @@ async def answer(
             "This call timed out before your answer arrived; it can no longer be answered.",
             details={"reason": "expired", "toolCallId": tool_call_id},
         )
-    return await get_call(tool_call_id, hub, person)
+    return tools.tool_call_view(recorded.value)  # the row as the answer's transaction left it
 
 
 @router.get("/canvases")

@@ -164,9 +164,8 @@ class Cluster:
                     continue
                 if link.node == self.instance:
                     continue
-                expiry = expiries.get(link.node)
-                alive_at = max(link.connected_at, expiry - ttl if expiry is not None else 0)
-                if now_ms - alive_at >= offline_after:
+                last_alive = links.alive_at(link.connected_at, expiries.get(link.node), ttl)
+                if now_ms - last_alive >= offline_after:
                     stale.append(agent)
             return stale
 

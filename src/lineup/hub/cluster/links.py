@@ -66,6 +66,12 @@ def node_expiries(conn: Connection, nodes: set[str]) -> dict[str, int]:
     return {names[row.name]: row.expires_at for row in conn.execute(stmt)}
 
 
+def alive_at(connected_at: int, node_expiry: int | None, ttl_ms: int) -> int:
+    """When the node holding a link was last known alive: its lease's last renewal
+    (``expires_at - ttl``), or the link's own start if later."""
+    return max(connected_at, node_expiry - ttl_ms if node_expiry is not None else 0)
+
+
 def unlink_if_stale(
     conn: Connection, agent_id: str, me: str, now_ms: int, offline_after_ms: int, ttl_ms: int
 ) -> tuple[bool, int | None]:
@@ -77,9 +83,8 @@ def unlink_if_stale(
         return True, None
     if row.node == me:
         return False, None
-    expiry = node_expiries(conn, {row.node}).get(row.node)
-    alive_at = max(row.connected_at, expiry - ttl_ms if expiry is not None else 0)
-    if now_ms - alive_at < offline_after_ms:
+    last_alive = alive_at(row.connected_at, node_expiries(conn, {row.node}).get(row.node), ttl_ms)
+    if now_ms - last_alive < offline_after_ms:
         return False, None
     conn.execute(delete(agent_links).where(agent_links.c.agent_id == agent_id))
-    return True, alive_at
+    return True, last_alive

@@ -59,7 +59,6 @@ class Sequencer:
         self._filling: dict[str, asyncio.Task[None]] = {}
         self._suspect: dict[str, int] = {}
         self.fills = 0
-        self.filled_events = 0
 
     # --- events in ------------------------------------------------------------------------
 
@@ -178,7 +177,6 @@ class Sequencer:
                 published = [e for e in page if e.sequence > self._high.get(ws, base)]
                 if published:
                     self._high[ws] = published[-1].sequence
-                    self.filled_events += len(published)
                     if self._on_fill is not None:
                         self._on_fill(len(published))
                     self.broker.publish(published)

@@ -187,15 +187,15 @@ class NotificationWorker:
             events = tx.read_events(workspace_id, after=cursor, limit=BATCH_EVENTS)
             if len(events) == BATCH_EVENTS:
                 more = True
-            people: list[ns.Recipient] | None = None
+            audience: _Audience | None = None
             for event in events:
                 notices = rules.notices_for(event, tx)
                 if not notices:
                     continue
-                if people is None:
-                    people = ns.workspace_people(conn, workspace_id)
+                if audience is None:  # read once per workspace: nothing here changes it
+                    audience = _Audience.read(conn, workspace_id)
                 for notice in notices:
-                    created += self._queue(conn, workspace_id, event, notice, people, now_ms)
+                    created += self._queue(conn, workspace_id, event, notice, audience, now_ms)
             if events:
                 ns.set_cursor(conn, workspace_id, events[-1].sequence, now_ms)
         return created, more
@@ -206,16 +206,12 @@ class NotificationWorker:
         workspace_id: str,
         event: StoredEvent,
         notice: rules.Notice,
-        people: list[ns.Recipient],
+        audience: _Audience,
         now_ms: int,
     ) -> int:
-        ids = [p.user_id for p in people]
-        prefs = ns.get_preferences(conn, ids)
-        devices: dict[str, list[ns.Device]] = {}
-        for device in ns.list_devices(conn, ids):
-            devices.setdefault(device.user_id, []).append(device)
+        prefs, devices = audience.preferences, audience.devices
         created = 0
-        for person in people:
+        for person in audience.people:
             chosen = prefs.get(person.user_id) or ns.default_preferences(person.user_id)
             if notice.kind not in chosen.events:
                 continue
@@ -400,3 +396,21 @@ class NotificationWorker:
             self._next_due_ms is None or outcome.retry_at < self._next_due_ms
         ):
             self._next_due_ms = outcome.retry_at
+
+
+@dataclass(frozen=True)
+class _Audience:
+    """Who in a workspace may be told, with their preferences and devices."""
+
+    people: list[ns.Recipient]
+    preferences: dict[str, ns.Preferences]
+    devices: dict[str, list[ns.Device]]
+
+    @classmethod
+    def read(cls, conn: Any, workspace_id: str) -> _Audience:
+        people = ns.workspace_people(conn, workspace_id)
+        ids = [p.user_id for p in people]
+        devices: dict[str, list[ns.Device]] = {}
+        for device in ns.list_devices(conn, ids):
+            devices.setdefault(device.user_id, []).append(device)
+        return cls(people, ns.get_preferences(conn, ids), devices)
