@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Query, WebSocket
+from fastapi import Depends, FastAPI, Query, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import WebSocketRoute
 
@@ -21,12 +21,15 @@ from lineup.hub.api import direct as direct_api  # direct mode (issue 5)
 from lineup.hub.api import notifications as notifications_api  # notifications (issue 6)
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
+from lineup.hub.api.deps import operator_only
 from lineup.hub.client_gateway import serve_client
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response, install_error_handlers
 from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
+from lineup.hub.request_guard import RequestGuard
+from lineup.hub.security_headers import SecurityHeaders
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
@@ -83,6 +86,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)
@@ -95,6 +99,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     if settings.direct is not None:
         app.add_middleware(direct_api.RefuseInDirectMode)
     # --- end direct mode
+    app.add_middleware(SecurityHeaders)  # outermost: on every answer, errors included
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:
@@ -121,13 +126,15 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         degraded = any(v != "ok" for v in checks.values())
         return {"status": "degraded" if degraded else "ok", "checks": checks}
 
-    @app.get("/readyz/cluster", tags=["health"])
+    @app.get("/readyz/cluster", tags=["health"], dependencies=[Depends(operator_only)])
     async def readyz_cluster() -> dict[str, Any]:  # cluster (issue 7)
         """This node's part in the cluster: its name, the leases it holds, the stream."""
         hub: HubState = app.state.hub
         return hub.cluster.describe()
 
-    @app.get("/metrics", tags=["health"], include_in_schema=False)
+    @app.get(
+        "/metrics", tags=["health"], include_in_schema=False, dependencies=[Depends(operator_only)]
+    )
     async def metrics() -> Response:  # cluster (issue 7): Prometheus
         from lineup.hub.metrics import CONTENT_TYPE
 

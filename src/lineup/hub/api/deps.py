@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated
 
@@ -14,11 +15,14 @@ from lineup.hub.actors import Person
 from lineup.hub.config import Settings
 from lineup.hub.security import same_secret, token_hash
 from lineup.hub.state import HubState
-from lineup.protocol.errors import Forbidden, InvalidArgument
+from lineup.protocol.errors import Forbidden, InvalidArgument, Unauthenticated
 
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _KEY = re.compile(r"^[A-Za-z0-9_.:\-]{1,100}$")
+MAX_SEQUENCE = 2**53 - 1
+"""The largest sequence a query may name: the largest integer every JSON client holds
+exactly, well inside the databases' BIGINT (with room for the reads' own arithmetic)."""
 
 
 class Body(BaseModel):
@@ -83,3 +87,30 @@ def idempotency_key(
 
 
 IdempotencyKey = Annotated[str | None, Depends(idempotency_key)]
+
+
+def operator_only(request: Request, hub: Hub) -> None:
+    """The operators' endpoints (metrics, the cluster's state): with ``LINEUP_METRICS_TOKEN``
+    set, for whoever sends it as a bearer token; without, only for callers on this machine.
+    They name nodes, leases and traffic, nothing a stranger on the network should read."""
+    token = hub.settings.metrics_token
+    if token:
+        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not same_secret(sent.strip(), token):
+            raise Unauthenticated(
+                "This endpoint needs the metrics token as a bearer token.",
+                details={"header": "Authorization"},
+            )
+        return
+    if not _is_loopback(request.client.host if request.client else ""):
+        raise Forbidden(
+            "This endpoint answers only on the hub's own machine unless the hub has a metrics "
+            "token (LINEUP_METRICS_TOKEN)."
+        )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
