@@ -523,3 +523,16 @@ notification_cursors = Table(
 A workspace with no row is read from its start; the migration starts existing ones at their
 latest event, so turning the feature on does not notify about the past."""
 # --- end notifications (issue 6) -----------------------------------------------------------
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("method", String(16), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("body_hash", String(64), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+"""The request each HTTP ``Idempotency-Key`` was first sent with. ``id`` is a hash of the
+caller and the key (the key itself, chosen by a client, is not kept); a later request with
+that key must match the method, path and body hash or it is refused. Not event-sourced."""

@@ -67,6 +67,51 @@ def test_a_nul_in_the_query_or_the_path_is_refused(hub: HubClient):
     _error(ana.get("/tasks/task%00x"), 400, "invalid_argument")
 
 
+# --- Idempotency-Key -------------------------------------------------------------------------
+
+
+def _keyed(person: Person, path: str, body: dict[str, Any], key: str) -> Any:
+    return person.post(path, body, **{"Idempotency-Key": key})
+
+
+def test_a_retry_with_the_same_key_and_body_does_nothing_twice(hub: HubClient):
+    ana = hub.sign_up()
+    first = ana.ok(_keyed(ana, "/conversations", {"title": "plan", "agentIds": []}, "k-1"), 201)
+    # the same body, its keys in another order: the same request
+    again = ana.ok(_keyed(ana, "/conversations", {"agentIds": [], "title": "plan"}, "k-1"), 201)
+    assert again["id"] == first["id"]
+    assert len(ana.ok(ana.get("/conversations"))["conversations"]) == 1
+
+
+def test_an_idempotency_key_reused_on_another_endpoint_is_a_conflict(hub: HubClient):
+    ana = hub.sign_up()
+    agent_id = _agent(hub, ana)
+    ana.ok(_keyed(ana, "/conversations", {"title": "plan"}, "k-2"), 201)
+    reused = _keyed(ana, "/tasks", {"title": "tidy", "targetAgentId": agent_id}, "k-2")
+    error = _error(reused, 409, "conflict")
+    assert error["details"]["reason"] == "different_request"
+    assert f"/api/workspaces/{ana.workspace_id}/conversations" in error["message"]
+    assert ana.ok(ana.get("/tasks"))["tasks"] == []
+    # the hub carries on answering
+    assert ana.get("/conversations").status_code == 200
+
+
+def test_an_idempotency_key_resent_with_another_body_is_a_conflict(hub: HubClient):
+    ana = hub.sign_up()
+    first = ana.ok(_keyed(ana, "/conversations", {"title": "plan"}, "k-3"), 201)
+    error = _error(_keyed(ana, "/conversations", {"title": "other"}, "k-3"), 409, "conflict")
+    assert error["details"]["reason"] == "different_body"
+    assert [c["id"] for c in ana.ok(ana.get("/conversations"))["conversations"]] == [first["id"]]
+
+
+def test_two_people_may_choose_the_same_key(hub: HubClient):
+    ana, bo = hub.sign_up(), hub.sign_up(name="Bo")
+    mine = ana.ok(_keyed(ana, "/conversations", {"title": "plan"}, "same"), 201)
+    theirs = bo.ok(_keyed(bo, "/conversations", {"title": "plan"}, "same"), 201)
+    assert mine["id"] != theirs["id"]
+    assert len(bo.ok(bo.get("/conversations"))["conversations"]) == 1
+
+
 # --- body limit -----------------------------------------------------------------------------
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 import re
 from typing import Annotated
 
@@ -15,7 +17,9 @@ from lineup.hub.actors import Person
 from lineup.hub.config import Settings
 from lineup.hub.security import same_secret, token_hash
 from lineup.hub.state import HubState
-from lineup.protocol.errors import Forbidden, InvalidArgument, Unauthenticated
+from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
+from lineup.store import idempotency
+from lineup.store.idempotency import KeyBinding
 
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -72,10 +76,19 @@ async def person(
 Member = Annotated[Person, Depends(person)]
 
 
-def idempotency_key(
+async def idempotency_key(
+    request: Request,
+    hub: Hub,
+    signed: SignedInUser,
     key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> str | None:
-    """A client's key for a state change, used as the event id: a retry does nothing twice."""
+    """A client's key for a state change, bound to the caller, the method, the path and the
+    body of its first request: a retry does nothing twice, and the same key on another
+    request is a ``conflict`` rather than a silent replay of the first answer.
+
+    Returns the event id the route records under: made from the caller and the key, so two
+    people's keys never meet and a key names one event.
+    """
     if key is None:
         return None
     if not _KEY.match(key):
@@ -83,7 +96,38 @@ def idempotency_key(
             "Idempotency-Key must be 1–100 letters, digits or _ . : -",
             details={"header": "Idempotency-Key"},
         )
-    return f"http.{key}"
+    scoped = hashlib.sha256(f"{signed.user.id}\x1f{key}".encode()).hexdigest()
+    asked = KeyBinding(request.method, request.url.path, _body_hash(await request.body()))
+    bound = await hub.store.write(
+        lambda tx: idempotency.bind_key(tx.connection, scoped, asked, hub.clock())
+    )
+    if bound != asked:
+        same_request = (bound.method, bound.path) == (asked.method, asked.path)
+        raise Conflict(
+            (
+                "This Idempotency-Key was first sent with a different body; "
+                if same_request
+                else f"This Idempotency-Key was first used for {bound.method} {bound.path}; "
+            )
+            + "use a new key for a new request.",
+            details={
+                "header": "Idempotency-Key",
+                "reason": "different_body" if same_request else "different_request",
+            },
+        )
+    return f"http.{scoped[:40]}"
+
+
+def _body_hash(body: bytes) -> str:
+    """The body's SHA-256; JSON in one canonical form, so a resend that orders its keys or
+    spaces its text differently is still the same request."""
+    try:
+        canonical = json.dumps(
+            json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    except ValueError:
+        canonical = body
+    return hashlib.sha256(canonical).hexdigest()
 
 
 IdempotencyKey = Annotated[str | None, Depends(idempotency_key)]

@@ -1,0 +1,58 @@
+"""HTTP idempotency keys: which request a key was first used for.
+
+A key is bound once, by its first request, and never rebound: the hub compares a later
+request's method, path and body hash with the binding. Each function takes the connection
+of a ``WriteTx`` (``tx.connection``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from lineup.store.schema import idempotency_keys
+
+
+@dataclass(frozen=True, slots=True)
+class KeyBinding:
+    method: str
+    path: str
+    body_hash: str
+
+
+def bind_key(conn: Connection, key_id: str, binding: KeyBinding, now_ms: int) -> KeyBinding:
+    """Bind ``key_id`` to ``binding`` unless it is bound already; returns the key's binding
+    (the first request's), which the caller compares with its own."""
+    found = _binding(conn, key_id)
+    if found is not None:
+        return found
+    try:
+        # another hub node may bind the same key at the same moment: its row wins
+        with conn.begin_nested():
+            conn.execute(
+                insert(idempotency_keys).values(
+                    id=key_id,
+                    method=binding.method,
+                    path=binding.path,
+                    body_hash=binding.body_hash,
+                    created_at=now_ms,
+                )
+            )
+    except IntegrityError:
+        found = _binding(conn, key_id)
+        if found is not None:
+            return found
+        raise
+    return binding
+
+
+def _binding(conn: Connection, key_id: str) -> KeyBinding | None:
+    row = conn.execute(
+        select(
+            idempotency_keys.c.method, idempotency_keys.c.path, idempotency_keys.c.body_hash
+        ).where(idempotency_keys.c.id == key_id)
+    ).first()
+    return None if row is None else KeyBinding(row.method, row.path, row.body_hash)
