@@ -71,3 +71,16 @@ def test_a_connection_that_never_finishes_its_headers_is_closed(hub: HubProcess)
         assert slow.recv(100) == b""  # closed by the hub (within the 1 s header timeout)
     with socket.create_connection(("127.0.0.1", hub.port), timeout=15) as silent:
         assert silent.recv(100) == b""  # a connection that sends nothing at all, too
+
+
+def test_a_64_mib_body_is_refused_before_it_is_read_and_the_connection_closed(hub: HubProcess):
+    with socket.create_connection(("127.0.0.1", hub.port), timeout=15) as client:
+        client.sendall(
+            b"POST /api/pairing/redeem HTTP/1.1\r\nHost: hub\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 67108864\r\n\r\n{"
+        )
+        answer = b""
+        while chunk := client.recv(4096):  # until the hub closes the connection
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    assert b'"invalid_argument"' in answer

@@ -105,7 +105,7 @@ class RequestGuard:
         limit = body_limit(scope["path"], self.max_body_bytes)
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await error_response(_too_large(limit), status=413)(scope, receive, send)
+            await _refuse_too_large(limit, scope, receive, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -116,7 +116,7 @@ class RequestGuard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await error_response(_too_large(limit), status=413)(scope, receive, send)
+                await _refuse_too_large(limit, scope, receive, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -126,6 +126,12 @@ class RequestGuard:
             await error_response(_nul("body"))(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
+
+
+async def _refuse_too_large(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
+    """413, and the connection closed after it: the rest of the body is not worth reading."""
+    response = error_response(_too_large(limit), {"Connection": "close"}, status=413)
+    await response(scope, receive, send)
 
 
 def _json_with_nul(body: bytes) -> bool:
