@@ -1,7 +1,8 @@
 """HTTP idempotency keys: which request a key was first used for.
 
-A key is bound once, by its first request, and never rebound: the hub compares a later
-request's method, path and body hash with the binding. Each function takes the connection
+A key is bound by its first request and kept while that request may have done something:
+the hub compares a later request's method, path and body hash with the binding. A request
+refused outright (its command never ran) releases the key. Each function takes the connection
 of a ``WriteTx`` (``tx.connection``).
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -23,12 +24,14 @@ class KeyBinding:
     body_hash: str
 
 
-def bind_key(conn: Connection, key_id: str, binding: KeyBinding, now_ms: int) -> KeyBinding:
+def bind_key(
+    conn: Connection, key_id: str, binding: KeyBinding, now_ms: int
+) -> tuple[KeyBinding, bool]:
     """Bind ``key_id`` to ``binding`` unless it is bound already; returns the key's binding
-    (the first request's), which the caller compares with its own."""
+    (the first request's, which the caller compares with its own) and whether it is new."""
     found = _binding(conn, key_id)
     if found is not None:
-        return found
+        return found, False
     try:
         # another hub node may bind the same key at the same moment: its row wins
         with conn.begin_nested():
@@ -44,9 +47,22 @@ def bind_key(conn: Connection, key_id: str, binding: KeyBinding, now_ms: int) ->
     except IntegrityError:
         found = _binding(conn, key_id)
         if found is not None:
-            return found
+            return found, False
         raise
-    return binding
+    return binding, True
+
+
+def release_key(conn: Connection, key_id: str, binding: KeyBinding) -> None:
+    """Forget a binding whose request was refused: nothing was done under the key, so the
+    client may use it again, for another request too."""
+    conn.execute(
+        delete(idempotency_keys).where(
+            idempotency_keys.c.id == key_id,
+            idempotency_keys.c.method == binding.method,
+            idempotency_keys.c.path == binding.path,
+            idempotency_keys.c.body_hash == binding.body_hash,
+        )
+    )
 
 
 def _binding(conn: Connection, key_id: str) -> KeyBinding | None:

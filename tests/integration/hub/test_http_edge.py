@@ -104,6 +104,26 @@ def test_an_idempotency_key_resent_with_another_body_is_a_conflict(hub: HubClien
     assert [c["id"] for c in ana.ok(ana.get("/conversations"))["conversations"]] == [first["id"]]
 
 
+def test_a_key_whose_request_was_refused_may_carry_the_corrected_request(hub: HubClient):
+    """A refused request did nothing: the person fixes it and sends it with the same key."""
+    ana = hub.sign_up()
+    agent_id = _agent(hub, ana)
+    _error(
+        _keyed(ana, "/tasks", {"title": 5, "targetAgentId": agent_id}, "k-4"),
+        400,
+        "invalid_argument",
+    )
+    _error(
+        _keyed(ana, "/tasks", {"title": "t", "targetAgentId": "agent_nope"}, "k-4"),
+        404,
+        "not_found",
+    )
+    task = ana.ok(_keyed(ana, "/tasks", {"title": "t", "targetAgentId": agent_id}, "k-4"), 201)
+    again = ana.ok(_keyed(ana, "/tasks", {"title": "t", "targetAgentId": agent_id}, "k-4"), 201)
+    assert again["task"]["id"] == task["task"]["id"]
+    assert len(ana.ok(ana.get("/tasks"))["tasks"]) == 1
+
+
 def test_two_people_may_choose_the_same_key(hub: HubClient):
     ana, bo = hub.sign_up(), hub.sign_up(name="Bo")
     mine = ana.ok(_keyed(ana, "/conversations", {"title": "plan"}, "same"), 201)

@@ -6,18 +6,28 @@ import hashlib
 import ipaddress
 import json
 import re
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
+from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from lineup.domain.errors import DomainError
 from lineup.hub.accounts import SignedIn, person_in, session_user
 from lineup.hub.actors import Person
 from lineup.hub.config import Settings
 from lineup.hub.security import same_secret, token_hash
 from lineup.hub.state import HubState
-from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
+from lineup.protocol.errors import (
+    Conflict,
+    Forbidden,
+    InvalidArgument,
+    LineupError,
+    Unauthenticated,
+    UnknownResult,
+)
 from lineup.store import idempotency
 from lineup.store.idempotency import KeyBinding
 
@@ -81,16 +91,19 @@ async def idempotency_key(
     hub: Hub,
     signed: SignedInUser,
     key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> str | None:
+) -> AsyncIterator[str | None]:
     """A client's key for a state change, bound to the caller, the method, the path and the
     body of its first request: a retry does nothing twice, and the same key on another
     request is a ``conflict`` rather than a silent replay of the first answer.
 
-    Returns the event id the route records under: made from the caller and the key, so two
-    people's keys never meet and a key names one event.
+    Yields the event id the route records under: made from the caller and the key, so two
+    people's keys never meet and a key names one event. A request refused outright (invalid,
+    not found, a conflict…) did nothing, so it releases a key it bound: the person may correct
+    the request and send it again with the same key. One whose outcome is unknown keeps it.
     """
     if key is None:
-        return None
+        yield None
+        return
     if not _KEY.match(key):
         raise InvalidArgument(
             "Idempotency-Key must be 1–100 letters, digits or _ . : -",
@@ -98,7 +111,7 @@ async def idempotency_key(
         )
     scoped = hashlib.sha256(f"{signed.user.id}\x1f{key}".encode()).hexdigest()
     asked = KeyBinding(request.method, request.url.path, _body_hash(await request.body()))
-    bound = await hub.store.write(
+    bound, new = await hub.store.write(
         lambda tx: idempotency.bind_key(tx.connection, scoped, asked, hub.clock())
     )
     if bound != asked:
@@ -115,7 +128,12 @@ async def idempotency_key(
                 "reason": "different_body" if same_request else "different_request",
             },
         )
-    return f"http.{scoped[:40]}"
+    try:
+        yield f"http.{scoped[:40]}"
+    except (LineupError, DomainError, RequestValidationError) as exc:
+        if new and not isinstance(exc, UnknownResult):
+            await hub.store.write(lambda tx: idempotency.release_key(tx.connection, scoped, asked))
+        raise
 
 
 def _body_hash(body: bytes) -> str:
