@@ -16,6 +16,9 @@ from sqlalchemy.exc import IntegrityError
 
 from lineup.store.schema import idempotency_keys
 
+KEY_TTL_MS = 24 * 3600 * 1000
+"""How long a key is remembered: a client retries within minutes, not days."""
+
 
 @dataclass(frozen=True, slots=True)
 class KeyBinding:
@@ -72,3 +75,9 @@ def _binding(conn: Connection, key_id: str) -> KeyBinding | None:
         ).where(idempotency_keys.c.id == key_id)
     ).first()
     return None if row is None else KeyBinding(row.method, row.path, row.body_hash)
+
+
+def forget_keys_before(conn: Connection, before_ms: int) -> int:
+    """Forget bindings made before ``before_ms``; returns how many."""
+    result = conn.execute(delete(idempotency_keys).where(idempotency_keys.c.created_at < before_ms))
+    return int(result.rowcount)

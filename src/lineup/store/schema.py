@@ -532,6 +532,7 @@ idempotency_keys = Table(
     Column("path", Text, nullable=False),
     Column("body_hash", String(64), nullable=False),
     Column("created_at", BigInteger, nullable=False),
+    Index("ix_idempotency_keys_created_at", "created_at"),
 )
 """The request each HTTP ``Idempotency-Key`` was first sent with. ``id`` is a hash of the
 caller and the key (the key itself, chosen by a client, is not kept); a later request with

@@ -14,7 +14,8 @@ from starlette.testclient import TestClient
 from lineup.hub import Settings, create_app
 from lineup.hub.request_guard import RequestGuard
 from lineup.hub.security_headers import APP_POLICY
-from tests.integration.hub.client import HubClient, Person
+from tests.deadlines import wait_until
+from tests.integration.hub.client import FakeClock, HubClient, Person
 from tests.integration.hub.conftest import fast_settings
 
 SMALL_LIMIT = 4096
@@ -299,3 +300,18 @@ def test_settings_from_the_environment_follow_an_https_public_url(
     monkeypatch.setenv("LINEUP_PUBLIC_URL", "https://lineup.example.com")
     monkeypatch.delenv("LINEUP_SECURE_COOKIES", raising=False)
     assert Settings.from_env().secure_cookies is True
+
+
+def test_a_key_is_forgotten_after_a_day(settings: Settings):
+    clock = FakeClock()
+    with TestClient(create_app(settings, clock=clock)) as client:
+        ana = HubClient(client).sign_up()
+        ana.ok(_keyed(ana, "/conversations", {"title": "plan"}, "k-5"), 201)
+        _error(_keyed(ana, "/conversations", {"title": "other"}, "k-5"), 409, "conflict")
+        clock.advance(24 * 3600 + 1)
+
+        def reusable() -> bool:
+            response = _keyed(ana, "/conversations", {"title": "other"}, "k-5")
+            return response.status_code != 409
+
+        wait_until(reusable, "the monitor to forget the day-old key")

@@ -28,7 +28,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_idempotency_keys")),
     )
+    op.create_index("ix_idempotency_keys_created_at", "idempotency_keys", ["created_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_idempotency_keys_created_at", table_name="idempotency_keys")
     op.drop_table("idempotency_keys")
