@@ -65,6 +65,15 @@ def _nul(where: str) -> InvalidArgument:
     )
 
 
+def _nul_in_address(scope: Scope) -> str | None:
+    if "\x00" in scope["path"]:
+        return "path"
+    query = scope.get("query_string", b"")
+    if b"%00" in query and "\x00" in unquote(query.decode("latin-1")):
+        return "query"
+    return None
+
+
 def _is_json(scope: Scope) -> bool:
     """JSON, or no type given (FastAPI reads an untyped body as JSON too)."""
     for name, value in scope.get("headers", ()):
@@ -85,22 +94,26 @@ def _content_length(scope: Scope) -> int | None:
 
 
 class RequestGuard:
-    """ASGI middleware for HTTP requests: the body limit and the NUL refusal."""
+    """ASGI middleware: the body limit and the NUL refusal for HTTP requests; the NUL refusal
+    in the address of a WebSocket too."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        if "\x00" in scope["path"]:
-            await error_response(_nul("path"))(scope, receive, send)
+        where = _nul_in_address(scope)
+        if where is not None:
+            if scope["type"] == "websocket":  # refused before the handshake: HTTP 403
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await error_response(_nul(where))(scope, receive, send)
             return
-        query = scope.get("query_string", b"")
-        if b"%00" in query and "\x00" in unquote(query.decode("latin-1")):
-            await error_response(_nul("query"))(scope, receive, send)
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, send)
             return
         limit = body_limit(scope["path"], self.max_body_bytes)
         declared = _content_length(scope)

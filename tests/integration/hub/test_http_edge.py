@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from lineup.hub import Settings, create_app
 from lineup.hub.request_guard import RequestGuard
@@ -315,3 +316,12 @@ def test_a_key_is_forgotten_after_a_day(settings: Settings):
             return response.status_code != 409
 
         wait_until(reusable, "the monitor to forget the day-old key")
+
+
+def test_a_nul_in_a_websocket_address_is_refused_before_the_handshake(hub: HubClient):
+    ana = hub.sign_up()
+    ana._use()
+    address = "/ws/client?workspaceId=ws%00x"
+    with pytest.raises(WebSocketDisconnect) as refused, hub.client.websocket_connect(address):
+        pass
+    assert refused.value.code == 1008  # policy violation, before the socket opens
