@@ -19,6 +19,7 @@ import {
   StatusPill,
   TaskStatusPill,
   TASK_STATUS,
+  RelativeTime,
 } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
 import { describeEvent } from "./timeline";
@@ -117,7 +118,9 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         </div>
         <div>
           <dt>Updated</dt>
-          <dd>{relativeTime(task.updatedAt)}</dd>
+          <dd>
+            <RelativeTime iso={task.updatedAt} />
+          </dd>
         </div>
         {task.parentTaskId ? (
           <div>
