@@ -8,6 +8,7 @@ import { useWorkspace } from "../../app/workspace";
 import { Link, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
+import { PHONE, TOUCH, useMediaQuery } from "../../lib/useMediaQuery";
 import { useNow } from "../../lib/useNow";
 import { clockTime, fullTime } from "../../lib/time";
 import { useHubEvents, useStreams } from "../../realtime/RealtimeProvider";
@@ -396,6 +397,8 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   const trackId = useId();
   const errorId = useId();
   const effectiveTarget = target || candidates[0]?.id || "";
+  const phone = useMediaQuery(PHONE);
+  const enterSends = !useMediaQuery(TOUCH);
 
   function send(e?: FormEvent) {
     e?.preventDefault();
@@ -421,7 +424,7 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   }
 
   function onKey(e: KeyboardEvent<HTMLTextAreaElement>) {
-    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+    if (enterSends && e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
       send();
     }
@@ -439,7 +442,10 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
         value={content}
         onChange={(e) => setContent(e.target.value)}
         onKeyDown={onKey}
-        placeholder="Write what you need…  (Enter to send, Shift+Enter for a new line)"
+        placeholder={
+          enterSends && !phone ? "Write what you need…  (Enter to send, Shift+Enter for a new line)" : "Write what you need…"
+        }
+        enterKeyHint={enterSends ? "send" : "enter"}
         aria-invalid={error ? true : undefined}
         aria-describedby={error ? errorId : undefined}
       />
