@@ -193,9 +193,8 @@ def _token_screen(page: Page) -> None:
     expect(page.get_by_test_id("direct-badge")).to_have_text("Direct mode")
     screenshot(page, "direct-phone-inbox")
     # A 390 px phone: the top bar fits, with the inbox still on screen.
-    assert page.evaluate(
-        "() => { const b = document.querySelector('.topbar'); return b.scrollWidth <= b.clientWidth; }"
-    ), "the top bar overflows"
+    fits = "() => (b => b.scrollWidth <= b.clientWidth)(document.querySelector('.topbar'))"
+    assert page.evaluate(fits), "the top bar overflows"
     inbox = page.get_by_test_id("topbar-inbox").bounding_box()
     assert inbox is not None and inbox["x"] + inbox["width"] <= PHONE["width"]
 
