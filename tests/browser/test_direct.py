@@ -80,8 +80,8 @@ def _run_direct(tmp_path: Path, extra: list[str]) -> Iterator[DirectProcess]:
         "TMPDIR": str(scratch),  # where the throwaway database goes (checked at the end)
         "LINEUP_AGENT_HOME": str(tmp_path / "agent-home"),
         "LINEUP_HOME": str(tmp_path / "unused-hub-home"),
-        # for --module tests.browser.test_direct:…, keeping a caller's own path first
-        "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(REPO)) if p),
+        # this checkout's code, and its tests for --module tests.browser.test_direct:…
+        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
     }
     for name in ("LINEUP_DATABASE_URL", "LINEUP_REDIS_URL", "LINEUP_MODE", "LINEUP_DIRECT_TOKEN"):
         env.pop(name, None)
@@ -248,7 +248,12 @@ def _track_a_task_and_approve(page: Page) -> None:
     expect(stream.get_by_text("Done: Ana approved, the report is attached.")).to_be_visible(
         timeout=DEADLINE * 1000
     )
-    expect(stream.get_by_role("link", name=re.compile("Report"))).to_be_visible()
+    report = stream.get_by_role("link", name=re.compile("Report"))
+    expect(report).to_be_visible()
+    # served by the agent's own LineUp, with this person's session: the report opens
+    opened = page.request.get(report.evaluate("a => a.href"))
+    assert opened.status == 200, opened.text()
+    assert opened.text().startswith(f"# {TITLE}")
     expect(page.locator(".task-chip").first).to_contain_text("Succeeded")
     screenshot(page, "direct-phone-done")
 

@@ -60,6 +60,8 @@ class Settings:
     pairing_window: float = 60.0
     signin_attempts_per_ip: int = 20
     static_dir: Path | None = None
+    artifact_max_bytes: int = 10 * 1024 * 1024
+    """The largest file an agent may upload (``POST /api/agent/artifacts``)."""
     direct: DirectMode | None = None  # direct mode (issue 5): see DirectMode
     # --- notifications (issue 6): LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_* ---
     smtp_host: str | None = None
@@ -116,6 +118,9 @@ class Settings:
             ),
             "node_id": os.environ.get("LINEUP_NODE_ID", "node-1"),
             "pairing_attempts_per_ip": int(os.environ.get("LINEUP_PAIRING_ATTEMPTS_PER_IP", "10")),
+            "artifact_max_bytes": int(
+                os.environ.get("LINEUP_ARTIFACT_MAX_BYTES") or 10 * 1024 * 1024
+            ),
             **_notification_env(),  # notifications (issue 6)
             # cluster (issue 7)
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -523,3 +524,25 @@ notification_cursors = Table(
 A workspace with no row is read from its start; the migration starts existing ones at their
 latest event, so turning the feature on does not notify about the past."""
 # --- end notifications (issue 6) -----------------------------------------------------------
+
+# --- files (artifacts people can open) ------------------------------------------------------
+# Content agents upload so that people can open it: in the database (not on one node's disk)
+# so every node of a cluster serves it. Not event-sourced: ``artifact.created`` refers to a
+# file by its address, and a replay of the log leaves these rows alone.
+
+files = Table(
+    "files",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("mime_type", String(255), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("content", LargeBinary, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_files_workspace_id", "workspace_id"),
+)
+"""Uploaded files, served only to members of ``workspace_id``. ``id`` is derived from the
+agent and its idempotency key when it sent one, so a retried upload finds the first one."""

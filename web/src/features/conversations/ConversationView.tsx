@@ -5,6 +5,7 @@ import { useCallback, useId, useLayoutEffect, useMemo, useRef, useState, type Fo
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { Artifact, HubEvent, Interaction, Message, MessagesPage, Task } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
+import { linkAttributes } from "../../lib/links";
 import { Link, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
@@ -248,7 +249,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                 </li>
               ) : (
                 <li key={item.artifact.id} className="stream-artifact">
-                  <a className="artifact" href={item.artifact.url} target="_blank" rel="noreferrer noopener">
+                  <a className="artifact" {...linkAttributes(item.artifact.url)}>
                     <Icon name="file" size={16} />
                     <span className="artifact-name">{item.artifact.name}</span>
                     {item.artifact.summary ? <span className="artifact-summary">{item.artifact.summary}</span> : null}
@@ -310,7 +311,7 @@ function MessageBubble({ message, task }: { message: Message; task: Task | undef
         <ul className="attachment-list">
           {message.attachments.map((a) => (
             <li key={a.url}>
-              <a href={a.url} target="_blank" rel="noreferrer noopener">
+              <a {...linkAttributes(a.url)}>
                 <Icon name="link" size={14} /> {a.name}
               </a>
             </li>

@@ -2,6 +2,7 @@ import { useId, useRef, useState } from "react";
 import { Button, Icon } from "../../ui";
 import type { ActionProps } from "./InteractionCard";
 import { diffLines, looksLikeDiff } from "./diff";
+import { linkAttributes } from "../../lib/links";
 
 /** The content to check, its attachments, then Approve / Request changes (needs a comment). */
 export function ReviewActions({ interaction, busy, pending, submit }: ActionProps) {
@@ -40,7 +41,7 @@ export function ReviewActions({ interaction, busy, pending, submit }: ActionProp
         <ul className="attachment-list">
           {request.attachments.map((a) => (
             <li key={a.url}>
-              <a href={a.url} target="_blank" rel="noreferrer noopener">
+              <a {...linkAttributes(a.url)}>
                 <Icon name="file" size={15} /> {a.name}
               </a>
             </li>
