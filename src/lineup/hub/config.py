@@ -59,6 +59,10 @@ class Settings:
     pairing_attempts_per_code: int = 5
     pairing_window: float = 60.0
     signin_attempts_per_ip: int = 20
+    signup: str = "open"
+    """Who may create an account: ``open`` (anyone; an invitation joins its workspace),
+    ``invite`` (only with an invitation) or ``closed`` (only ``lineup user create``)."""
+    invitation_ttl: float = 7 * 24 * 3600.0
     static_dir: Path | None = None
     direct: DirectMode | None = None  # direct mode (issue 5): see DirectMode
     # --- notifications (issue 6): LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_* ---
@@ -116,6 +120,8 @@ class Settings:
             ),
             "node_id": os.environ.get("LINEUP_NODE_ID", "node-1"),
             "pairing_attempts_per_ip": int(os.environ.get("LINEUP_PAIRING_ATTEMPTS_PER_IP", "10")),
+            "signup": _signup_mode(os.environ.get("LINEUP_SIGNUP", "")),
+            "invitation_ttl": _seconds("LINEUP_INVITATION_TTL", 7 * 24 * 3600.0),
             **_notification_env(),  # notifications (issue 6)
             # cluster (issue 7)
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
@@ -123,6 +129,16 @@ class Settings:
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+SIGNUP_MODES = ("open", "invite", "closed")
+
+
+def _signup_mode(raw: str) -> str:
+    mode = raw.strip().lower() or "open"
+    if mode not in SIGNUP_MODES:
+        raise ValueError("LINEUP_SIGNUP must be open, invite or closed")
+    return mode
 
 
 # --- notifications (issue 6) ---------------------------------------------------------------
