@@ -97,6 +97,8 @@ async def sign_up(
     name = display_name.strip() or clean_email.split("@")[0]
     check_password(password, (clean_email, name))
     code = (invitation_code or "").strip() or None
+    if code is not None:  # a wrong code costs no hash; the write below checks it again
+        await hub.store.read(lambda r: invitations.check_usable(r, code, hub.clock()))
     password_hash = await hash_password_off_loop(password)
 
     def job(w: Writing) -> tuple[User, str]:

@@ -16,7 +16,7 @@ from lineup.hub.security import new_invitation_code, normalise_pairing_code, tok
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from lineup.protocol.ids import new_id
-from lineup.store import InvitationRecord, User
+from lineup.store import InvitationRecord, Reader, User
 from lineup.store import auth as store_auth
 
 MEMBER = "member"
@@ -77,21 +77,31 @@ async def revoke(hub: HubState, person: Person, invitation_id: str) -> None:
     await hub.recorder.run(job)
 
 
-def join(w: Writing, user: User, code: str) -> str:
-    """Spend the invitation ``code`` on ``user`` and record them joining; returns the workspace
-    id. Runs inside the caller's write job, so a refused sign-up spends nothing."""
-    invitation = store_auth.get_invitation_by_hash(w.connection, code_hash(code))
-    unusable = InvalidArgument(
+def _unusable() -> InvalidArgument:
+    return InvalidArgument(
         "That invitation code is not valid, was already used or has expired; "
         "ask a workspace owner for a new one.",
         details={"field": "invitationCode"},
     )
+
+
+def check_usable(r: Reader, code: str, now_ms: int) -> None:
+    """Raise ``invalid_argument`` unless ``code`` is an unused, unexpired invitation."""
+    invitation = store_auth.get_invitation_by_hash(r.connection, code_hash(code))
+    if invitation is None or invitation.used_at is not None or invitation.expires_at <= now_ms:
+        raise _unusable()
+
+
+def join(w: Writing, user: User, code: str) -> str:
+    """Spend the invitation ``code`` on ``user`` and record them joining; returns the workspace
+    id. Runs inside the caller's write job, so a refused sign-up spends nothing."""
+    invitation = store_auth.get_invitation_by_hash(w.connection, code_hash(code))
     if invitation is None:
-        raise unusable
+        raise _unusable()
     if w.read.get_membership(invitation.workspace_id, user.id) is not None:
         raise Conflict("You are already a member of that workspace.")
     if not store_auth.use_invitation(w.connection, invitation.id, user.id, w.now_ms):
-        raise unusable
+        raise _unusable()
     w.append(
         invitation.workspace_id,
         "member.joined",
