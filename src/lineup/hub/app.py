@@ -19,6 +19,7 @@ from lineup.hub.api import agents as agents_api
 from lineup.hub.api import auth as auth_api
 from lineup.hub.api import direct as direct_api  # direct mode (issue 5)
 from lineup.hub.api import files as files_api
+from lineup.hub.api import invitations as invitations_api
 from lineup.hub.api import notifications as notifications_api  # notifications (issue 6)
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
@@ -87,6 +88,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)
+    app.include_router(invitations_api.router)
     app.include_router(agents_api.router)
     app.include_router(work_api.router)
     app.include_router(files_api.router)

@@ -59,6 +59,10 @@ class Settings:
     pairing_attempts_per_code: int = 5
     pairing_window: float = 60.0
     signin_attempts_per_ip: int = 20
+    signup: str = "open"
+    """Who may create an account: ``open`` (anyone; an invitation joins its workspace),
+    ``invite`` (only with an invitation) or ``closed`` (only ``lineup user create``)."""
+    invitation_ttl: float = 7 * 24 * 3600.0
     static_dir: Path | None = None
     artifact_max_bytes: int = 10 * 1024 * 1024
     """The largest file an agent may upload (``POST /api/agent/artifacts``)."""
@@ -121,6 +125,8 @@ class Settings:
             "artifact_max_bytes": int(
                 os.environ.get("LINEUP_ARTIFACT_MAX_BYTES") or 10 * 1024 * 1024
             ),
+            "signup": _signup_mode(os.environ.get("LINEUP_SIGNUP", "")),
+            "invitation_ttl": _seconds("LINEUP_INVITATION_TTL", 7 * 24 * 3600.0),
             **_notification_env(),  # notifications (issue 6)
             # cluster (issue 7)
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
@@ -128,6 +134,16 @@ class Settings:
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+SIGNUP_MODES = ("open", "invite", "closed")
+
+
+def _signup_mode(raw: str) -> str:
+    mode = raw.strip().lower() or "open"
+    if mode not in SIGNUP_MODES:
+        raise ValueError("LINEUP_SIGNUP must be open, invite or closed")
+    return mode
 
 
 # --- notifications (issue 6) ---------------------------------------------------------------

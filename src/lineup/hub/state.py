@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lineup.hub.config import Settings
 from lineup.hub.fanout import Broker
 from lineup.hub.presence import Presence
-from lineup.hub.ratelimit import AttemptLimiter
+from lineup.hub.ratelimit import AttemptLimiter, FailureBackoff
 from lineup.hub.recorder import Clock, Recorder, system_clock
 from lineup.store import Store
 
@@ -23,14 +23,16 @@ class Limits:
     pairing_by_ip: AttemptLimiter
     pairing_by_code: AttemptLimiter
     signin_by_ip: AttemptLimiter
+    signin_by_account: FailureBackoff
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: Settings, clock: Clock = system_clock) -> Limits:
         window = settings.pairing_window
         return cls(
             pairing_by_ip=AttemptLimiter(settings.pairing_attempts_per_ip, window),
             pairing_by_code=AttemptLimiter(settings.pairing_attempts_per_code, window * 10),
             signin_by_ip=AttemptLimiter(settings.signin_attempts_per_ip, window),
+            signin_by_account=FailureBackoff(clock),
         )
 
 
@@ -73,7 +75,7 @@ class HubState:
             broker=broker,
             recorder=Recorder(store, clock),
             clock=clock,
-            limits=Limits.from_settings(settings),
+            limits=Limits.from_settings(settings, clock),
             started_ms=clock(),
             cluster=cluster,
             metrics=metrics,

@@ -379,6 +379,23 @@ agent_credentials = Table(
     Index("ix_agent_credentials_agent_id", "agent_id"),
 )
 
+invitations = Table(
+    "invitations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("code_hash", String(255), nullable=False, unique=True),
+    Column("role", String(20), nullable=False),
+    Column("created_by", ID, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger, nullable=True),
+    Column("used_by", ID, nullable=True),
+    Index("ix_invitations_workspace_id", "workspace_id"),
+)
+"""Invitations to join a workspace: single use, expiring, the code kept only as a hash.
+Joining is recorded as the workspace's ``member.joined`` event; this row only guards the code."""
+
 # --- cluster (issue 7) ---------------------------------------------------------------------
 # Runtime coordination of hub nodes, not event-sourced: neither rebuilt by a replay nor read
 # by a client. See ``lineup.hub.leases`` and ``lineup.hub.cluster``.
