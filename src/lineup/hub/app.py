@@ -27,9 +27,12 @@ from lineup.hub.errors import error_response, install_error_handlers
 from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
+from lineup.hub.secret_keys import SecretKeyProblem, key_file, load_keyring
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
+from lineup.store.notifications import reseal_secrets
+from lineup.store.sealed import Keyring, UnreadableSecret
 
 log = logging.getLogger("lineup.hub")
 
@@ -48,7 +51,8 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(settings.database_url)
         await store.migrate()
-        hub = HubState.create(settings, store, clock)
+        keyring = await _open_secrets(settings, store)
+        hub = HubState.create(settings, store, clock, keyring)
         app.state.hub = hub
         if settings.direct is not None:  # direct mode (issue 5): its workspace, person, agent
             await direct_api.prepare(hub, settings.direct)
@@ -166,6 +170,23 @@ def _start_notifications(hub: HubState) -> asyncio.Task[None] | None:
 
 
 # --- end notifications ---------------------------------------------------------------------
+
+
+async def _open_secrets(settings: Settings, store: Store) -> Keyring:
+    """The hub's keys, checked against every stored secret before anything uses one; what is
+    plain text (an older hub's database) or sealed with an older key is sealed again now."""
+    keyring = load_keyring(settings)
+    try:
+        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
+    except UnreadableSecret as exc:
+        raise SecretKeyProblem(
+            f"The stored secrets do not open with this hub's secret key ({exc}). Start it with "
+            "the key the database was sealed with: LINEUP_SECRET_KEY, or the key file "
+            f"{key_file(settings)} (every node of a cluster needs the same LINEUP_SECRET_KEY)."
+        ) from None
+    if changed:
+        log.info("sealed %d stored secrets under key %s", changed, keyring.current_id)
+    return keyring
 
 
 # --- cluster (issue 7) ---------------------------------------------------------------------

@@ -61,6 +61,9 @@ class Settings:
     signin_attempts_per_ip: int = 20
     static_dir: Path | None = None
     direct: DirectMode | None = None  # direct mode (issue 5): see DirectMode
+    secret_keys: tuple[str, ...] = field(default=(), repr=False)
+    """``LINEUP_SECRET_KEY``: the keys sealing stored secrets, current first; empty means the
+    key file under ``home`` (see :mod:`lineup.hub.secret_keys`)."""
     # --- notifications (issue 6): LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_* ---
     smtp_host: str | None = None
     smtp_port: int = 587
@@ -74,7 +77,11 @@ class Settings:
     notify_retry_max: float = 600.0
     notify_max_attempts: int = 8
     notify_enabled: bool = True
-    push_allow_http: bool = False  # tests: push endpoints on http://127.0.0.1
+    push_allow_http: bool = False
+    """Allow http:// push endpoints on the hosts of ``push_hosts`` (a local test service)."""
+    push_hosts: tuple[str, ...] = ()
+    """Push services besides the browsers' own (``LINEUP_PUSH_HOSTS``): ``host`` or
+    ``*.domain``. The hub posts to these even on private addresses: the operator vouches."""
     # --- end notifications ---
     # --- cluster (issue 7) ---
     lease_ttl: float = 10.0
@@ -116,6 +123,7 @@ class Settings:
             ),
             "node_id": os.environ.get("LINEUP_NODE_ID", "node-1"),
             "pairing_attempts_per_ip": int(os.environ.get("LINEUP_PAIRING_ATTEMPTS_PER_IP", "10")),
+            "secret_keys": _secret_keys_env(),
             **_notification_env(),  # notifications (issue 6)
             # cluster (issue 7)
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
@@ -123,6 +131,12 @@ class Settings:
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _secret_keys_env() -> tuple[str, ...]:
+    from lineup.hub.secret_keys import parse_key_list
+
+    return parse_key_list(os.environ.get("LINEUP_SECRET_KEY") or "")
 
 
 # --- notifications (issue 6) ---------------------------------------------------------------
@@ -145,6 +159,9 @@ def _notification_env() -> dict[str, object]:
         "vapid_subject": env.get("LINEUP_VAPID_SUBJECT") or None,
         "notify_interval": _seconds("LINEUP_NOTIFY_INTERVAL", 2.0),
         "push_allow_http": env.get("LINEUP_PUSH_ALLOW_HTTP", "") in ("1", "true"),
+        "push_hosts": tuple(
+            h.strip() for h in (env.get("LINEUP_PUSH_HOSTS") or "").split(",") if h.strip()
+        ),
     }
 
 

@@ -54,6 +54,7 @@ def notify_settings(database_url: str, home: Path, mail: MailServer, **extra: An
         smtp_from="LineUp <lineup@example.test>",
         vapid_subject="mailto:ops@example.test",
         push_allow_http=True,
+        push_hosts=("127.0.0.1",),
         notify_interval=0.05,
         notify_retry_base=0.05,
         notify_retry_max=0.2,
@@ -341,7 +342,9 @@ async def test_two_workers_on_one_database_send_each_notification_once(
     from lineup.hub.notify import NotificationWorker
     from lineup.hub.state import HubState
 
-    settings = fast_settings(database_url, tmp_path, push_allow_http=True, node_id="node")
+    settings = fast_settings(
+        database_url, tmp_path, push_allow_http=True, push_hosts=("127.0.0.1",), node_id="node"
+    )
     stores = [await Store.open(database_url) for _ in range(2)]
     try:
         await stores[0].migrate()
@@ -355,6 +358,7 @@ async def test_two_workers_on_one_database_send_each_notification_once(
             await stores[0].write(
                 lambda tx, sub=sub: ns.save_device(
                     tx.connection,
+                    hubs[0].keyring,
                     user.id,
                     sub["endpoint"],
                     sub["keys"]["p256dh"],
