@@ -45,21 +45,19 @@ def mail_server() -> Iterator[MailServer]:
 
 
 def notify_settings(database_url: str, home: Path, mail: MailServer, **extra: Any) -> Settings:
-    return fast_settings(
-        database_url,
-        home,
-        smtp_host="127.0.0.1",
-        smtp_port=mail.port,
-        smtp_tls="none",
-        smtp_from="LineUp <lineup@example.test>",
-        vapid_subject="mailto:ops@example.test",
-        push_allow_http=True,
-        push_hosts=("127.0.0.1",),
-        notify_interval=0.05,
-        notify_retry_base=0.05,
-        notify_retry_max=0.2,
-        **extra,
-    )
+    values: dict[str, Any] = {
+        "smtp_host": "127.0.0.1",
+        "smtp_port": mail.port,
+        "smtp_tls": "none",
+        "smtp_from": "LineUp <lineup@example.test>",
+        "vapid_subject": "mailto:ops@example.test",
+        "push_allow_http": True,
+        "push_hosts": ("127.0.0.1",),  # the local push service
+        "notify_interval": 0.05,
+        "notify_retry_base": 0.05,
+        "notify_retry_max": 0.2,
+    }
+    return fast_settings(database_url, home, **{**values, **extra})
 
 
 @contextmanager
