@@ -50,8 +50,12 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(settings.database_url)
-        await store.migrate()
-        keyring = await _open_secrets(settings, store)
+        try:
+            await store.migrate()
+            keyring = await _open_secrets(settings, store)
+        except BaseException:
+            await store.close()
+            raise
         hub = HubState.create(settings, store, clock, keyring)
         app.state.hub = hub
         if settings.direct is not None:  # direct mode (issue 5): its workspace, person, agent
