@@ -27,7 +27,7 @@ from lineup.hub.errors import error_response, install_error_handlers
 from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
-from lineup.hub.secret_keys import SecretKeyProblem, key_file, load_keyring
+from lineup.hub.secret_keys import cannot_open, key_file, load_keyring
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
@@ -180,14 +180,16 @@ async def _open_secrets(settings: Settings, store: Store) -> Keyring:
     """The hub's keys, checked against every stored secret before anything uses one; what is
     plain text (an older hub's database) or sealed with an older key is sealed again now."""
     keyring = load_keyring(settings)
+    if settings.redis_url and not settings.secret_keys:
+        log.warning(
+            "LINEUP_REDIS_URL is set but LINEUP_SECRET_KEY is not: every node of a cluster "
+            "needs the same LINEUP_SECRET_KEY (this node uses %s)",
+            key_file(settings),
+        )
     try:
         changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
     except UnreadableSecret as exc:
-        raise SecretKeyProblem(
-            f"The stored secrets do not open with this hub's secret key ({exc}). Start it with "
-            "the key the database was sealed with: LINEUP_SECRET_KEY, or the key file "
-            f"{key_file(settings)} (every node of a cluster needs the same LINEUP_SECRET_KEY)."
-        ) from None
+        raise cannot_open(settings, exc) from None
     if changed:
         log.info("sealed %d stored secrets under key %s", changed, keyring.current_id)
     return keyring

@@ -31,6 +31,15 @@ def key_file(settings: Settings) -> Path:
     return settings.home / KEY_FILE
 
 
+def cannot_open(settings: Settings, why: Exception) -> SecretKeyProblem:
+    """The error for a database sealed with keys this hub was not given."""
+    return SecretKeyProblem(
+        f"The stored secrets do not open with this hub's secret key ({why}). Start it with "
+        "the key the database was sealed with: LINEUP_SECRET_KEY, or the key file "
+        f"{key_file(settings)} (every node of a cluster needs the same LINEUP_SECRET_KEY)."
+    )
+
+
 def load_keyring(settings: Settings) -> Keyring:
     if settings.secret_keys:
         try:

@@ -192,6 +192,9 @@ def test_keys_rotate_with_the_new_key_first_and_the_old_one_can_then_go(
 
     monkeypatch.setenv("LINEUP_HOME", str(tmp_path))
     monkeypatch.setenv("LINEUP_DATABASE_URL", hub_database)
+    monkeypatch.setenv("LINEUP_SECRET_KEY", new_key)  # the old key forgotten too soon
+    assert main(["secrets", "rotate"]) == 1
+    assert "do not open with this hub's secret key" in capsys.readouterr().err
     monkeypatch.setenv("LINEUP_SECRET_KEY", f"{new_key},{old_key}")
     assert main(["secrets", "rotate"]) == 0
     assert f"4 stored secrets sealed again; all now under key {new_id}" in capsys.readouterr().out
