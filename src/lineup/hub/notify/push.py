@@ -15,7 +15,6 @@ import base64
 import hashlib
 import json
 import socket
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,18 +114,12 @@ class GuardedResolver(AbstractResolver):
         await self.inner.close()
 
 
-def _checked_every_hop(
-    policy: PushPolicy,
-) -> Callable[
-    [aiohttp.ClientRequest, Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]]],
-    Awaitable[aiohttp.ClientResponse],
-]:
+def _checked_every_hop(policy: PushPolicy) -> aiohttp.ClientMiddlewareType:
     """A client middleware: the first request and each redirect must pass the URL rules
     (an address literal never reaches the resolver, so this is where it is caught)."""
 
     async def middleware(
-        request: aiohttp.ClientRequest,
-        handler: Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]],
+        request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
     ) -> aiohttp.ClientResponse:
         policy.check(str(request.url))
         return await handler(request)
@@ -137,7 +130,9 @@ def _checked_every_hop(
 def _refusal(exc: BaseException) -> str | None:
     """The reason if ``exc`` (or what it wraps) is one of the hub's own refusals."""
     seen: BaseException | None = exc
-    while seen is not None:
+    for _ in range(5):  # aiohttp wraps a resolver's error once or twice
+        if seen is None:
+            break
         if isinstance(seen, (EndpointRefused, AddressRefused)):
             return str(seen)
         seen = getattr(seen, "os_error", None) or seen.__cause__
