@@ -23,6 +23,7 @@ from lineup.store import notifications as ns
 from lineup.store.sealed import Keyring, new_key_text, sealed_key_id
 from tests.integration.hub.notify_endpoints import MailServer, PushService
 from tests.integration.hub.test_notifications import (
+    api,
     for_subject,
     notify_settings,
     running_hub,
@@ -226,3 +227,18 @@ def test_a_key_file_is_made_once_privately_and_the_variable_wins(tmp_path: Path)
     path.write_text(f"{new_key_text()}\n{key}\n")
     os.chmod(path, 0o600)
     assert set(load_keyring(settings).key_ids) >= {Keyring.from_texts([key]).current_id}
+
+
+def test_subscription_keys_with_stray_characters_are_refused_not_stored(
+    hub_database: str, tmp_path: Path, push_service: PushService, mail_server: MailServer
+) -> None:
+    """A decoder that skips what is not base64 would let a 255-character value through; sealed,
+    it would no longer fit its column."""
+    with running_hub(notify_settings(hub_database, tmp_path, mail_server)) as hub:
+        ana = hub.sign_up(name="Ana")
+        sub = push_service.device("phone").subscription()
+        sub["keys"]["p256dh"] = sub["keys"]["p256dh"] + "!" * 160
+        response = api(ana, "POST", "/devices", sub)
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["details"] == {"field": "keys.p256dh"}
+        assert view(ana)["devices"] == []
