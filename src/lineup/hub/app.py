@@ -29,9 +29,12 @@ from lineup.hub.errors import error_response, install_error_handlers
 from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
+from lineup.hub.secret_keys import cannot_open, key_file, load_keyring
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
+from lineup.store.notifications import reseal_secrets
+from lineup.store.sealed import Keyring, UnreadableSecret
 
 log = logging.getLogger("lineup.hub")
 
@@ -49,8 +52,13 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(settings.database_url)
-        await store.migrate()
-        hub = HubState.create(settings, store, clock)
+        try:
+            await store.migrate()
+            keyring = await _open_secrets(settings, store)
+        except BaseException:
+            await store.close()
+            raise
+        hub = HubState.create(settings, store, clock, keyring)
         app.state.hub = hub
         if settings.direct is not None:  # direct mode (issue 5): its workspace, person, agent
             await direct_api.prepare(hub, settings.direct)
@@ -170,6 +178,25 @@ def _start_notifications(hub: HubState) -> asyncio.Task[None] | None:
 
 
 # --- end notifications ---------------------------------------------------------------------
+
+
+async def _open_secrets(settings: Settings, store: Store) -> Keyring:
+    """The hub's keys, checked against every stored secret before anything uses one; what is
+    plain text (an older hub's database) or sealed with an older key is sealed again now."""
+    keyring = load_keyring(settings)
+    if settings.redis_url and not settings.secret_keys:
+        log.warning(
+            "LINEUP_REDIS_URL is set but LINEUP_SECRET_KEY is not: every node of a cluster "
+            "needs the same LINEUP_SECRET_KEY (this node uses %s)",
+            key_file(settings),
+        )
+    try:
+        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
+    except UnreadableSecret as exc:
+        raise cannot_open(settings, exc) from None
+    if changed:
+        log.info("sealed %d stored secrets under key %s", changed, keyring.current_id)
+    return keyring
 
 
 # --- cluster (issue 7) ---------------------------------------------------------------------
