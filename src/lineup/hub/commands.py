@@ -34,8 +34,10 @@ from lineup.protocol.errors import (
     NotFound,
 )
 from lineup.protocol.ids import new_id
-from lineup.protocol.interaction import InteractionResponse
+from lineup.protocol.interaction import Attachment, InteractionResponse
+from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, records
+from lineup.store.files import get_file_info
 
 ACTIVE_TASK_STATUSES = ("queued", "running", "waiting_for_human")
 
@@ -44,6 +46,28 @@ def derived_id(prefix: str, *parts: str) -> str:
     """A stable id made from an idempotency key, so a resent command names the same object."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
     return f"{prefix}_{digest}"
+
+
+def check_hub_files(w: Writing, workspace_id: str, urls: list[str]) -> None:
+    """Every hub file among ``urls`` was uploaded to this workspace: a link to another
+    workspace's file, or to none, would be a dead link for everyone who sees it."""
+    for url in urls:
+        ref = hub_file(url)
+        if ref is None:
+            continue
+        if (
+            ref.workspace_id != workspace_id
+            or get_file_info(w.read.connection, workspace_id, ref.file_id) is None
+        ):
+            raise InvalidArgument(
+                f"{url} is not a file stored in this workspace; upload it first "
+                "(POST /api/agent/artifacts) and use the url it answers.",
+                details={"url": url},
+            )
+
+
+def _attachment_urls(attachments: list[Attachment] | None) -> list[str]:
+    return [a.url for a in attachments or ()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,6 +521,7 @@ def interaction_requested(
     requested: ev.InteractionRequested,
 ) -> Recorded:
     wire = with_default_options(requested.interaction)
+    check_hub_files(w, agent.workspace_id, _attachment_urls(wire.attachments))
     with domain_rules():
         domain.validate_request(interaction_request(wire))
     existing = w.read.get_interaction(agent.workspace_id, wire.id)
@@ -534,6 +559,7 @@ def artifact_created(
     conversation_id: str | None,
     artifact: ev.ArtifactCreated,
 ) -> Recorded:
+    check_hub_files(w, agent.workspace_id, [artifact.url])
     conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
     payload = {**artifact.wire(), "artifactId": artifact_id}
@@ -562,6 +588,7 @@ def agent_message(
     conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     if conversation_id is None:
         raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
+    check_hub_files(w, agent.workspace_id, _attachment_urls(message.attachments))
     message_id = message.message_id or derived_id("msg", agent.agent_id, event_id)
     payload: dict[str, Any] = {
         "messageId": message_id,

@@ -42,14 +42,8 @@ _BY_STATUS: dict[int, type[LineupError]] = {
 }
 
 
-def error_response(
-    error: LineupError, headers: dict[str, str] | None = None, *, status: int | None = None
-) -> JSONResponse:
-    """The envelope for ``error``; ``status`` only where HTTP has a more precise answer than
-    the taxonomy's (413 for a body that is too large, still ``invalid_argument``)."""
-    return JSONResponse(
-        {"error": error.to_dict()}, status_code=status or error.http_status, headers=headers
-    )
+def error_response(error: LineupError, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": error.to_dict()}, status_code=error.http_status, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:

@@ -2,8 +2,9 @@
 
 A body is refused with 413 before it is read when its ``Content-Length`` is over the limit,
 and as soon as the bytes received go over it when it comes in chunks: an unauthenticated
-endpoint must not let a stranger make the hub hold hundreds of megabytes. The body is then
-handed to the route as one piece (it is small by construction).
+endpoint must not let a stranger make the hub hold hundreds of megabytes. A JSON body (or
+one without a length) is then handed to the route as one piece, small by construction;
+any other body with a length streams on to the route as it arrives.
 
 U+0000 is refused anywhere in a JSON body's strings (keys too), in the path and in the query:
 PostgreSQL cannot store it and an agent's JSON decoder may not accept it, so a task titled
@@ -14,29 +15,28 @@ the same answer and keeps it out of every frame the hub sends.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lineup.hub.config import Settings
 from lineup.hub.errors import error_response
-from lineup.protocol.errors import InvalidArgument
+from lineup.protocol.errors import InvalidArgument, PayloadTooLarge
 
-MiB = 1024 * 1024
-DEFAULT_MAX_BODY_BYTES = 1 * MiB
-
-LARGER_BODIES: Mapping[str, int] = {
-    "/api/agent/artifacts": 10 * MiB,
+LARGER_BODIES: Mapping[str, Callable[[Settings], int]] = {
+    "/api/agent/artifacts": lambda settings: settings.artifact_max_bytes,
 }
-"""Routes (exact path) that take bodies over the hub's limit, and how large. A route listed
-here gets its own limit whatever ``LINEUP_MAX_BODY_BYTES`` says."""
+"""Routes (exact path) that take bodies over the hub's limit (``LINEUP_MAX_BODY_BYTES``),
+each with its own limit, from the settings. Add an upload route here."""
 
 _NUL_ESCAPE = b"\\u0000"
 
 
-def body_limit(path: str, default: int) -> int:
-    return LARGER_BODIES.get(path.rstrip("/") or "/", default)
+def body_limit(path: str, settings: Settings) -> int:
+    larger = LARGER_BODIES.get(path.rstrip("/") or "/")
+    return settings.max_body_bytes if larger is None else larger(settings)
 
 
 def contains_nul(value: Any) -> bool:
@@ -50,10 +50,10 @@ def contains_nul(value: Any) -> bool:
     return False
 
 
-def _too_large(limit: int) -> InvalidArgument:
-    return InvalidArgument(
-        f"The request body is larger than this endpoint accepts ({limit} bytes).",
-        details={"limitBytes": limit},
+def _too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"The request body is larger than this endpoint accepts ({limit:,} bytes).",
+        details={"maxBytes": limit},
     )
 
 
@@ -97,9 +97,9 @@ class RequestGuard:
     """ASGI middleware: the body limit and the NUL refusal for HTTP requests; the NUL refusal
     in the address of a WebSocket too."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
+        self.settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -115,10 +115,15 @@ class RequestGuard:
         if scope["type"] == "websocket":
             await self.app(scope, receive, send)
             return
-        limit = body_limit(scope["path"], self.max_body_bytes)
+        limit = body_limit(scope["path"], self.settings)
         declared = _content_length(scope)
         if declared is not None and declared > limit:
             await _refuse_too_large(limit, scope, receive, send)
+            return
+        json_body = _is_json(scope)
+        if declared is not None and not json_body:
+            # the server delivers no more than Content-Length: an upload streams on untouched
+            await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -135,7 +140,7 @@ class RequestGuard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if _NUL_ESCAPE in body and _is_json(scope) and _json_with_nul(body):
+        if json_body and _NUL_ESCAPE in body and _json_with_nul(body):
             await error_response(_nul("body"))(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
@@ -143,7 +148,7 @@ class RequestGuard:
 
 async def _refuse_too_large(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
     """413, and the connection closed after it: the rest of the body is not worth reading."""
-    response = error_response(_too_large(limit), {"Connection": "close"}, status=413)
+    response = error_response(_too_large(limit), {"Connection": "close"})
     await response(scope, receive, send)
 
 

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
 from lineup.protocol.envelope import Identifier
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
+from lineup.protocol.links import ArtifactUrl, check_block_data
 from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
 
 Title = Annotated[str, Field(min_length=1, max_length=500)]
@@ -54,7 +55,7 @@ class ContentBlock(WireModel):
 
     type: Annotated[str, Field(min_length=1, max_length=64)]
     text: Text | None = None
-    data: dict[str, Any] | None = None
+    data: Annotated[dict[str, Any] | None, AfterValidator(check_block_data)] = None
 
 
 # --- people's apps → hub (§10.1) -------------------------------------------------------------
@@ -136,8 +137,11 @@ class InteractionRequested(WireModel):
 
 
 class ArtifactCreated(WireModel):
+    """A result of the agent's work. ``url`` is an absolute http(s) link or the address of a
+    file the agent uploaded to the hub (``POST /api/agent/artifacts``)."""
+
     name: Title
-    url: Annotated[str, Field(min_length=1, max_length=4096)]
+    url: ArtifactUrl
     mime_type: Annotated[str, Field(max_length=200)] | None = None
     summary: Annotated[str, Field(max_length=4000)] | None = None
     artifact_id: Identifier | None = None

@@ -276,6 +276,19 @@ class PairingCodeRecord(_FromRow):
 
 
 @dataclass(frozen=True)
+class InvitationRecord(_FromRow):
+    id: str
+    workspace_id: str
+    code_hash: str
+    role: str
+    created_by: str
+    created_at: int
+    expires_at: int
+    used_at: int | None = None
+    used_by: str | None = None
+
+
+@dataclass(frozen=True)
 class AgentCredentialRecord(_FromRow):
     id: str
     agent_id: str

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -378,6 +379,23 @@ agent_credentials = Table(
     Index("ix_agent_credentials_agent_id", "agent_id"),
 )
 
+invitations = Table(
+    "invitations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("code_hash", String(255), nullable=False, unique=True),
+    Column("role", String(20), nullable=False),
+    Column("created_by", ID, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger, nullable=True),
+    Column("used_by", ID, nullable=True),
+    Index("ix_invitations_workspace_id", "workspace_id"),
+)
+"""Invitations to join a workspace: single use, expiring, the code kept only as a hash.
+Joining is recorded as the workspace's ``member.joined`` event; this row only guards the code."""
+
 # --- cluster (issue 7) ---------------------------------------------------------------------
 # Runtime coordination of hub nodes, not event-sourced: neither rebuilt by a replay nor read
 # by a client. See ``lineup.hub.leases`` and ``lineup.hub.cluster``.
@@ -524,6 +542,28 @@ A workspace with no row is read from its start; the migration starts existing on
 latest event, so turning the feature on does not notify about the past."""
 # --- end notifications (issue 6) -----------------------------------------------------------
 
+# --- files (artifacts people can open) ------------------------------------------------------
+# Content agents upload so that people can open it: in the database (not on one node's disk)
+# so every node of a cluster serves it. Not event-sourced: ``artifact.created`` refers to a
+# file by its address, and a replay of the log leaves these rows alone.
+
+files = Table(
+    "files",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("mime_type", String(255), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("content", LargeBinary, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_files_workspace_id", "workspace_id"),
+)
+"""Uploaded files, served only to members of ``workspace_id``. ``id`` is derived from the
+agent and its idempotency key when it sent one, so a retried upload finds the first one."""
+
 idempotency_keys = Table(
     "idempotency_keys",
     metadata,
@@ -536,4 +576,5 @@ idempotency_keys = Table(
 )
 """The request each HTTP ``Idempotency-Key`` was first sent with. ``id`` is a hash of the
 caller and the key (the key itself, chosen by a client, is not kept); a later request with
-that key must match the method, path and body hash or it is refused. Not event-sourced."""
+that key must match the method, path and body hash or it is refused. Forgotten after a day
+(``lineup.store.idempotency.KEY_TTL_MS``). Not event-sourced."""

@@ -148,7 +148,7 @@ def test_a_body_over_the_limit_to_pairing_redeem_is_refused_with_413(small: Test
     big = {"code": "ABCD-EFGH", "name": "x" * (SMALL_LIMIT + 1)}
     response = small.post("/api/pairing/redeem", json=big)
     error = _error(response, 413, "invalid_argument")
-    assert error["details"] == {"limitBytes": SMALL_LIMIT}
+    assert error["details"] == {"maxBytes": SMALL_LIMIT}
     # a body under the limit is read and answered by the route as before
     assert small.post("/api/pairing/redeem", json={"code": "ABCD-EFGH"}).status_code != 413
 
@@ -182,7 +182,8 @@ async def test_a_chunked_body_is_refused_as_soon_as_it_goes_over_the_limit():
         reached_app = True
 
     scope = {"type": "http", "method": "POST", "path": "/api/pairing/redeem", "headers": []}
-    await RequestGuard(app, max_body_bytes=8 * 1024)(scope, receive, send)
+    settings = Settings(database_url="sqlite://", max_body_bytes=8 * 1024)
+    await RequestGuard(app, settings)(scope, receive, send)
     assert sent[0]["status"] == 413 and not reached_app
     assert pulled == 9  # 8 KiB taken, the ninth chunk went over: nothing more read
     assert json.loads(sent[1]["body"])["error"]["code"] == "invalid_argument"

@@ -10,9 +10,9 @@
 import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
 import { ApiError, newIdempotencyKey } from "../api/client";
 import type { HubEvent, ToolAnswer, ToolCall } from "../api/types";
-import { fullTime, relativeTime } from "../lib/time";
+import { fullTime } from "../lib/time";
 import { useHubEvents } from "../realtime/RealtimeProvider";
-import { Banner, Button, Icon, StatusPill, type IconName, type Tone } from "../ui";
+import { Banner, Button, Icon, StatusPill, type IconName, type Tone, RelativeTime } from "../ui";
 import { checkCall, toolModule } from "./registry";
 import type { ToolOutcome, ToolReadApi } from "./types";
 import "./tools.css";
@@ -177,9 +177,7 @@ export function ToolCallCard({
         <span className="icard-meta">
           {agentName ? <span>from {agentName}</span> : null}
           {current.createdAt ? (
-            <time dateTime={current.createdAt} title={fullTime(current.createdAt)}>
-              {relativeTime(current.createdAt)}
-            </time>
+            <RelativeTime iso={current.createdAt} />
           ) : null}
         </span>
         <StatusPill {...status} />

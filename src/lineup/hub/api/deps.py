@@ -86,11 +86,29 @@ async def person(
 Member = Annotated[Person, Depends(person)]
 
 
+def idempotency_header(
+    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> str | None:
+    """The ``Idempotency-Key`` header, checked: for a route that binds the key to its caller
+    and content itself (an agent's upload names its file by agent and key)."""
+    if key is None:
+        return None
+    if not _KEY.match(key):
+        raise InvalidArgument(
+            "Idempotency-Key must be 1–100 letters, digits or _ . : -",
+            details={"header": "Idempotency-Key"},
+        )
+    return f"http.{key}"
+
+
+IdempotencyHeader = Annotated[str | None, Depends(idempotency_header)]
+
+
 async def idempotency_key(
     request: Request,
     hub: Hub,
     signed: SignedInUser,
-    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    header: IdempotencyHeader,
 ) -> AsyncIterator[str | None]:
     """A client's key for a state change, bound to the caller, the method, the path and the
     body of its first request: a retry does nothing twice, and the same key on another
@@ -101,15 +119,10 @@ async def idempotency_key(
     not found, a conflict…) did nothing, so it releases a key it bound: the person may correct
     the request and send it again with the same key. One whose outcome is unknown keeps it.
     """
-    if key is None:
+    if header is None:
         yield None
         return
-    if not _KEY.match(key):
-        raise InvalidArgument(
-            "Idempotency-Key must be 1–100 letters, digits or _ . : -",
-            details={"header": "Idempotency-Key"},
-        )
-    scoped = hashlib.sha256(f"{signed.user.id}\x1f{key}".encode()).hexdigest()
+    scoped = hashlib.sha256(f"{signed.user.id}\x1f{header}".encode()).hexdigest()
     asked = KeyBinding(request.method, request.url.path, _body_hash(await request.body()))
     bound, new = await hub.store.write(
         lambda tx: idempotency.bind_key(tx.connection, scoped, asked, hub.clock())

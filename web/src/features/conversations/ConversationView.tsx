@@ -5,9 +5,11 @@ import { useCallback, useId, useLayoutEffect, useMemo, useRef, useState, type Fo
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { Artifact, HubEvent, Interaction, Message, MessagesPage, Task } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
+import { linkAttributes } from "../../lib/links";
 import { Link, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
+import { PHONE, TOUCH, useMediaQuery } from "../../lib/useMediaQuery";
 import { useNow } from "../../lib/useNow";
 import { clockTime, fullTime } from "../../lib/time";
 import { useHubEvents, useStreams } from "../../realtime/RealtimeProvider";
@@ -247,7 +249,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                 </li>
               ) : (
                 <li key={item.artifact.id} className="stream-artifact">
-                  <a className="artifact" href={item.artifact.url} target="_blank" rel="noreferrer noopener">
+                  <a className="artifact" {...linkAttributes(item.artifact.url)}>
                     <Icon name="file" size={16} />
                     <span className="artifact-name">{item.artifact.name}</span>
                     {item.artifact.summary ? <span className="artifact-summary">{item.artifact.summary}</span> : null}
@@ -309,7 +311,7 @@ function MessageBubble({ message, task }: { message: Message; task: Task | undef
         <ul className="attachment-list">
           {message.attachments.map((a) => (
             <li key={a.url}>
-              <a href={a.url} target="_blank" rel="noreferrer noopener">
+              <a {...linkAttributes(a.url)}>
                 <Icon name="link" size={14} /> {a.name}
               </a>
             </li>
@@ -396,6 +398,8 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   const trackId = useId();
   const errorId = useId();
   const effectiveTarget = target || candidates[0]?.id || "";
+  const phone = useMediaQuery(PHONE);
+  const enterSends = !useMediaQuery(TOUCH);
 
   function send(e?: FormEvent) {
     e?.preventDefault();
@@ -421,7 +425,7 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   }
 
   function onKey(e: KeyboardEvent<HTMLTextAreaElement>) {
-    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+    if (enterSends && e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
       send();
     }
@@ -439,7 +443,10 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
         value={content}
         onChange={(e) => setContent(e.target.value)}
         onKeyDown={onKey}
-        placeholder="Write what you need…  (Enter to send, Shift+Enter for a new line)"
+        placeholder={
+          enterSends && !phone ? "Write what you need…  (Enter to send, Shift+Enter for a new line)" : "Write what you need…"
+        }
+        enterKeyHint={enterSends ? "send" : "enter"}
         aria-invalid={error ? true : undefined}
         aria-describedby={error ? errorId : undefined}
       />

@@ -184,6 +184,10 @@ describe("choice card", () => {
     const { user, api } = card(choice);
     const frankfurt = screen.getByRole("button", { name: /Frankfurt/ });
     expect(within(frankfurt).getByText("Recommended")).toBeVisible();
+    // Marked, not pre-selected: it looks like the other options until someone presses it.
+    const virginia = screen.getByRole("button", { name: /Virginia/ });
+    expect(frankfurt).not.toHaveClass("btn-primary");
+    expect(frankfurt.className.replace(" is-recommended", "")).toBe(virginia.className);
     await user.tab();
     expect(frankfurt).toHaveFocus();
     await user.tab();
@@ -269,6 +273,14 @@ describe("review card", () => {
     card(review);
     expect(screen.getByRole("region", { name: "Content to review" })).toHaveTextContent("2. Backfill");
     expect(screen.getByRole("link", { name: "plan.md" })).toHaveAttribute("href", "https://example.test/plan.md");
+  });
+
+  it("colours a diff's added and removed lines and names them for screen readers", () => {
+    card(makeInteraction({ ...review.request, type: "review", content: "@@ -1 +1 @@\n-old line\n+new line" }));
+    const diff = screen.getByTestId("review-diff");
+    expect(within(diff).getByText(/new line/)).toHaveClass("diff-add");
+    expect(within(diff).getByText(/old line/)).toHaveClass("diff-remove");
+    expect(within(diff).getByText(/new line/)).toHaveTextContent("added: +new line");
   });
 
   it("needs a comment to request changes", async () => {

@@ -9,8 +9,8 @@ import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } fr
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { HubEvent, Interaction, InteractionResponse } from "../../api/types";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName } from "../../ui";
-import { fullTime, relativeTime } from "../../lib/time";
+import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName, RelativeTime } from "../../ui";
+import { fullTime } from "../../lib/time";
 import { describeResponse } from "./validation";
 import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
@@ -187,9 +187,7 @@ export function InteractionCard({
         <span className="icard-meta">
           {agentName ? <span>from {agentName}</span> : null}
           {current.createdAt ? (
-            <time dateTime={current.createdAt} title={fullTime(current.createdAt)}>
-              {relativeTime(current.createdAt)}
-            </time>
+            <RelativeTime iso={current.createdAt} />
           ) : null}
         </span>
         {!open ? <InteractionStatusPill status={current.status} /> : null}

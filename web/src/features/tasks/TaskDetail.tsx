@@ -19,9 +19,11 @@ import {
   StatusPill,
   TaskStatusPill,
   TASK_STATUS,
+  RelativeTime,
 } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
 import { describeEvent } from "./timeline";
+import { linkAttributes } from "../../lib/links";
 
 const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
 
@@ -117,7 +119,9 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         </div>
         <div>
           <dt>Updated</dt>
-          <dd>{relativeTime(task.updatedAt)}</dd>
+          <dd>
+            <RelativeTime iso={task.updatedAt} />
+          </dd>
         </div>
         {task.parentTaskId ? (
           <div>
@@ -175,7 +179,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           <ul className="artifact-list">
             {artifacts.map((a) => (
               <li key={a.id}>
-                <a className="artifact" href={a.url} target="_blank" rel="noreferrer noopener">
+                <a className="artifact" {...linkAttributes(a.url)}>
                   <Icon name="file" size={16} />
                   <span className="artifact-name">{a.name}</span>
                   {a.summary ? <span className="artifact-summary">{a.summary}</span> : null}

@@ -1,7 +1,6 @@
 import type { Task } from "../../api/types";
 import { Link, useLocation, withQuery } from "../../lib/router";
-import { relativeTime, fullTime } from "../../lib/time";
-import { Icon, ProgressBar, TaskStatusPill } from "../../ui";
+import { Icon, ProgressBar, TaskStatusPill, RelativeTime } from "../../ui";
 import { useWorkspace } from "../../app/workspace";
 
 /** One task in a list; opening it shows the detail pane (or drawer) beside the list. */
@@ -25,9 +24,7 @@ export function TaskRow({ task, note }: { task: Task; note?: string }) {
               <Icon name="tasks" size={13} /> Child task
             </span>
           ) : null}
-          <span className="task-row-time" title={fullTime(task.updatedAt)}>
-            {relativeTime(task.updatedAt)}
-          </span>
+          <RelativeTime className="task-row-time" iso={task.updatedAt} />
         </span>
         <span className="task-row-title">{task.title}</span>
         {note || task.summary || task.error ? (
