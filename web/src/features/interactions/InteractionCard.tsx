@@ -12,6 +12,7 @@ import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName } from "../../ui";
 import { fullTime, relativeTime } from "../../lib/time";
 import { describeResponse } from "./validation";
+import { withdrawnLine } from "./withdrawn";
 import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
 import { InputActions } from "./InputActions";
@@ -69,7 +70,11 @@ export function applyInteractionEvent(current: Interaction, event: HubEvent): In
       respondedAt: isoOf(p.respondedAt) ?? event.occurredAt,
     };
   }
-  return { ...current, status: event.type === "interaction.expired" ? "expired" : "cancelled" };
+  if (event.type === "interaction.cancelled") {
+    const reason = event.payload.reason;
+    return { ...current, status: "cancelled", cancelReason: typeof reason === "string" ? reason : current.cancelReason };
+  }
+  return { ...current, status: "expired" };
 }
 
 export function InteractionCard({
@@ -145,7 +150,10 @@ export function InteractionCard({
         } catch {
           if (mounted.current) {
             const reason = (error.details as { reason?: string }).reason;
-            setOverride({ ...current, status: reason === "expired" ? "expired" : "resolved" });
+            setOverride({
+              ...current,
+              status: reason === "expired" ? "expired" : reason === "cancelled" ? "cancelled" : "resolved",
+            });
           }
         }
         if (mounted.current) setPhase({ kind: "idle" });
@@ -306,7 +314,7 @@ function Outcome({
     body = (
       <p className="outcome-line">
         <Icon name="stopCircle" size={16} className="outcome-icon" />
-        <span>The agent withdrew this request; nothing to answer.</span>
+        <span>{withdrawnLine("request", interaction.cancelReason)}</span>
       </p>
     );
   }

@@ -21,7 +21,7 @@ import {
   TASK_STATUS,
 } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
-import { describeEvent } from "./timeline";
+import { describeEvent, describeTaskEvent, type TimelineContext } from "./timeline";
 
 const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
 
@@ -81,7 +81,18 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
 
       {task.agentConnectionLost && active ? (
         <Banner tone="danger" icon="plugOff" title="Agent connection lost" live="polite">
-          Last heartbeat {task.lastHeartbeatAt ? `${clockTime(task.lastHeartbeatAt)} (${relativeTime(task.lastHeartbeatAt)})` : "unknown"}.
+          {task.connectionLostAt ? (
+            <>
+              Lost at <time dateTime={task.connectionLostAt}>{clockTime(task.connectionLostAt)}</time> (
+              {relativeTime(task.connectionLostAt)}); last heartbeat{" "}
+              {task.lastHeartbeatAt ? clockTime(task.lastHeartbeatAt) : "unknown"}.
+            </>
+          ) : (
+            <>
+              Last heartbeat{" "}
+              {task.lastHeartbeatAt ? `${clockTime(task.lastHeartbeatAt)} (${relativeTime(task.lastHeartbeatAt)})` : "unknown"}.
+            </>
+          )}{" "}
           The task waits for the agent to reconnect; if it does not come back in time, the task fails.
         </Banner>
       ) : null}
@@ -203,7 +214,12 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         <h3 id={`${task.id}-timeline`} className="td-h">
           Timeline
         </h3>
-        <Timeline events={timeline} actorName={actorName} requests={interactions.map((i) => i.request)} />
+        <Timeline
+          events={timeline}
+          actorName={actorName}
+          requests={interactions.map((i) => i.request)}
+          context={{ taskId: task.id, childTitles: new Map(children.map((c) => [c.id, c.title])) }}
+        />
       </section>
     </div>
   );
@@ -213,17 +229,20 @@ export function Timeline({
   events,
   actorName,
   requests = [],
+  context,
 }: {
   events: HubEvent[];
   actorName: (actor: string | null | undefined) => string;
   requests?: InteractionRequest[];
+  /** Set for a task's timeline; an agent's history has none. */
+  context?: TimelineContext;
 }) {
   const byId = useMemo(() => new Map(requests.map((r) => [r.id, r])), [requests]);
   if (events.length === 0) return <p className="muted">No events yet.</p>;
   return (
     <ol className="timeline">
       {events.map((e) => {
-        const line = describeEvent(e, actorName, byId);
+        const line = context ? describeTaskEvent(e, actorName, byId, context) : describeEvent(e, actorName, byId);
         return (
           <li key={e.id} className={`tl tl-${line.tone}`} data-event-type={e.type}>
             <span className="tl-icon">
