@@ -25,6 +25,10 @@ def test_the_timeline_shows_the_agent_going_offline_and_coming_back_while_the_ta
     assert lost["connectionLostAt"] >= lost["lastHeartbeatAt"]
     attention = ana.ok(ana.get("/inbox"))["needsAttention"]
     assert [t["connectionLostAt"] for t in attention] == [lost["connectionLostAt"]]
+    # The agent's view says when its connection ended: what "queued" vs "delivered" rests on.
+    offline = ana.ok(ana.get("/agents"))["agents"][0]
+    assert offline["offlineAt"] == lost["connectionLostAt"]
+    assert offline["connectedAt"] < offline["offlineAt"]
 
     agent, context = hub.connect_agent(creds)
     try:

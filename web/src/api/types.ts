@@ -41,6 +41,8 @@ export interface Agent {
   tools: unknown[];
   lastHeartbeatAt: Iso | null;
   connectedAt: Iso | null;
+  /** When the hub last found its connection lost. */
+  offlineAt?: Iso | null;
   revokedAt: Iso | null;
   createdAt: Iso | null;
 }

@@ -48,6 +48,7 @@ def agent(a: Agent, presence: Presence | None = None) -> dict[str, Any]:
         "tools": a.tools or [],
         "lastHeartbeatAt": iso(last_beat),
         "connectedAt": iso(a.connected_at),
+        "offlineAt": iso(a.offline_at),
         "revokedAt": iso(a.revoked_at),
         "createdAt": iso(a.created_at),
     }

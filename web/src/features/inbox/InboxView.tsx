@@ -116,6 +116,7 @@ export function InboxView() {
                 interaction={i}
                 api={api}
                 agentName={agentName(i.agentId)}
+                agent={agents.data?.find((a) => a.id === i.agentId)}
                 context={<CardContext interaction={i} tasks={waitingTasks.data} />}
                 onAnswered={inbox.reload}
               />

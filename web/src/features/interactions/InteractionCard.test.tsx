@@ -161,6 +161,20 @@ describe("approval card", () => {
     expect(screen.getByText(/withdrew this request/)).toBeVisible();
   });
 
+  it("says an answer waits for an offline agent, and when it reached the agent", () => {
+    const answered = resolved(approval, { optionId: "approve" });
+    const offline = {
+      id: "agent_1", name: "builder", runtime: null, version: null, status: "offline" as const, online: false,
+      capabilities: [], tools: [], lastHeartbeatAt: null, revokedAt: null, createdAt: null,
+      connectedAt: "2026-07-24T11:00:00.000Z", offlineAt: "2026-07-24T12:01:00.000Z",
+    };
+    const { rerender } = render(<InteractionCard interaction={answered} api={fakeApi(answered)} agent={offline} />);
+    expect(screen.getByText("Queued — delivered when builder reconnects")).toBeVisible();
+    const back = { ...offline, status: "online" as const, online: true, connectedAt: "2026-07-24T12:10:00.000Z" };
+    rerender(<InteractionCard interaction={answered} api={fakeApi(answered)} agent={back} />);
+    expect(screen.getByText("Delivered to builder")).toBeVisible();
+  });
+
   it("says the request was withdrawn because its task was cancelled", () => {
     const bus = new ManualBus();
     card(approval, fakeApi(approval), bus);

@@ -7,12 +7,13 @@
 
 import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
-import type { HubEvent, Interaction, InteractionResponse } from "../../api/types";
+import type { Agent, HubEvent, Interaction, InteractionResponse } from "../../api/types";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName } from "../../ui";
 import { fullTime, relativeTime } from "../../lib/time";
 import { describeResponse } from "./validation";
 import { withdrawnLine } from "./withdrawn";
+import { DeliveryNote } from "../agents/DeliveryNote";
 import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
 import { InputActions } from "./InputActions";
@@ -81,6 +82,7 @@ export function InteractionCard({
   interaction,
   api,
   agentName,
+  agent,
   context,
   headingLevel = 3,
   onAnswered,
@@ -88,6 +90,8 @@ export function InteractionCard({
   interaction: Interaction;
   api: InteractionApi;
   agentName?: string;
+  /** The asking agent, to say whether the answer has reached it yet. */
+  agent?: Agent;
   /** A line about where it comes from (the task it blocks). */
   context?: ReactNode;
   headingLevel?: 2 | 3 | 4;
@@ -259,7 +263,7 @@ export function InteractionCard({
           ) : null}
         </section>
       ) : (
-        <Outcome interaction={current} conflict={conflict} focusRef={outcomeRef} />
+        <Outcome interaction={current} conflict={conflict} focusRef={outcomeRef} agent={agent} />
       )}
 
       {request.details && Object.keys(request.details).length > 0 ? (
@@ -283,10 +287,12 @@ function Outcome({
   interaction,
   conflict,
   focusRef,
+  agent,
 }: {
   interaction: Interaction;
   conflict: string | null;
   focusRef: RefObject<HTMLElement | null>;
+  agent?: Agent;
 }) {
   let body: ReactNode;
   if (interaction.status === "resolved") {
@@ -302,6 +308,12 @@ function Outcome({
           : <span className="outcome-answer">{describeResponse(interaction) || "answered"}</span>
         </span>
       </p>
+    );
+    body = (
+      <>
+        {body}
+        <DeliveryNote sentAt={interaction.respondedAt} agent={agent} />
+      </>
     );
   } else if (interaction.status === "expired") {
     body = (

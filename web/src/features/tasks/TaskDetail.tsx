@@ -149,7 +149,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           </h3>
           <div className="stack">
             {waiting.map((i) => (
-              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} headingLevel={4} onAnswered={detail.reload} />
+              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} agent={agent} headingLevel={4} onAnswered={detail.reload} />
             ))}
           </div>
         </section>
@@ -204,7 +204,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           </h3>
           <div className="stack">
             {decided.map((i) => (
-              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} headingLevel={4} />
+              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} agent={agent} headingLevel={4} />
             ))}
           </div>
         </section>
