@@ -523,7 +523,8 @@ def task_status_changed(
         task_id=task.id,
     )
     if change.status is ev.TaskStatusName.CANCELLED:
-        withdraw_open_requests(w, task, actor=agent.actor)
+        # The hub withdraws them, not the agent: its downlink must still tell it of each.
+        withdraw_open_requests(w, task, actor="system")
     return Recorded(result)
 
 

@@ -101,6 +101,8 @@ def test_a_confirmed_cancel_withdraws_the_requests_of_child_tasks_too(hub: HubCl
         )
         assert child["type"] == "ack", child
         _ask(agent, "t_c", {"interaction": {"id": "int_child", "type": "input", "title": "Tag?"}})
+        call = {"call_id": "c9", "name": "confirm", "arguments": {"message": "Tag it?"}}
+        assert agent.call("tool.call", call, taskId="t_c")["type"] == "ack"
 
         ack = agent.call("task.status_changed", {"status": "cancelled"}, taskId=task_id)
         assert ack["type"] == "ack", ack
@@ -108,6 +110,8 @@ def test_a_confirmed_cancel_withdraws_the_requests_of_child_tasks_too(hub: HubCl
         assert ana.ok(ana.get("/interactions/int_child"))["status"] == "cancelled"
         assert ana.ok(ana.get("/inbox"))["counts"]["waitingForMe"] == 0
         assert agent.next_of("interaction.cancelled")["payload"]["interactionId"] == "int_child"
+        assert agent.next_of("tool.cancelled")["payload"]["call_id"] == "c9"
+        assert ana.ok(ana.get("/inbox"))["waitingTools"] == []
     finally:
         context.__exit__(None, None, None)
 
