@@ -46,3 +46,21 @@ def test_the_tasks_list_is_a_live_tree_with_what_waits_for_me_first(
     )
     expect(page.locator(f"a[data-task-id='{second.task_id}']")).to_contain_text("Almost there")
     assert page.evaluate("() => window.__sameDocument === true"), "the page was reloaded"
+
+
+def test_an_answered_card_of_a_finished_task_still_names_its_task(
+    new_context: Any, make_person: Any
+) -> None:
+    person = make_person("Ana")
+    agent = person.pair_agent("builder")
+    started = start_task(person, agent, "Refresh the landing page")
+    page = new_context(person=person).new_page()
+    page.goto("/inbox")
+    card = page.locator(f"[data-interaction-id='{started.interaction_id}']")
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_have_attribute("data-status", "resolved")
+    agent.call("task.status_changed", {"status": "succeeded"}, task_id=started.task_id)
+    expect(page.locator("#inbox-done + *")).to_contain_text("Refresh the landing page")
+    context = card.locator(".icard-task")
+    expect(context).to_contain_text("Task: Refresh the landing page")
+    expect(context).not_to_contain_text("open the task")
