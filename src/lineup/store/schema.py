@@ -127,6 +127,8 @@ agents = Table(
     Column("revoked_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
+    # When the connection was last found lost (the hub's time, not the last heartbeat's).
+    Column("offline_at", BigInteger, nullable=True),
     Index("ix_agents_workspace_id", "workspace_id"),
 )
 
@@ -205,6 +207,7 @@ interactions = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
     Column("sequence", BigInteger, nullable=False),
+    Column("cancel_reason", Text, nullable=True),
     Index("ix_interactions_workspace_id_status", "workspace_id", "status"),
     Index("ix_interactions_task_id_status", "task_id", "status"),
 )
