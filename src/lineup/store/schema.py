@@ -123,6 +123,7 @@ agents = Table(
     Column("tools", json_column_type(), nullable=False),
     Column("last_heartbeat_at", BigInteger, nullable=True),
     Column("connected_at", BigInteger, nullable=True),
+    Column("offline_at", BigInteger, nullable=True),  # when the hub recorded it offline
     Column("revoked_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
