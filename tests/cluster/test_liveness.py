@@ -1,8 +1,11 @@
 """Agents' liveness across three nodes under load: an agent whose socket stays open on a live
 node, and whose heartbeats arrive, is never recorded offline — however busy the nodes are.
 
-Short timings (1 s heartbeats, so offline after 2 s; 5 s leases) make the windows tight: a
-liveness rule that leans on a lease renewal the load can delay shows up within seconds.
+Tight timings make the test quick to fail: 1.5 s heartbeats, so offline after 3 s, and 8 s
+leases, renewed every 2.7 s — as in the outside testers' report (2 s and 10 s), a liveness
+rule that leans on a lease renewal gets well under a second of slack, and under this load it
+fails within seconds. The agents beat every half second, so a test process slowed by the load
+itself still beats well within the window.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from tests.e2e.processes import Person
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
-LOAD_SECONDS = 20.0
+LOAD_SECONDS = 15.0
 IDLE_PER_NODE = 2
 BUSY_PER_NODE = 2
 IN_FLIGHT = 256
@@ -70,12 +73,11 @@ async def _monitor_holders(nodes: list[Node], stop: asyncio.Event, rounds: list[
     """How many nodes say they hold the ``monitor`` lease, sampled every half second."""
     async with httpx.AsyncClient(timeout=10) as http:
         while not stop.is_set():
-            count = 0
-            for node in nodes:
-                with contextlib.suppress(httpx.HTTPError):
-                    body = (await http.get(f"{node.url}/readyz/cluster")).json()
-                    count += "monitor" in body["leases"]
-            rounds.append(count)
+            try:
+                bodies = [(await http.get(f"{n.url}/readyz/cluster")).json() for n in nodes]
+            except httpx.HTTPError:
+                continue  # a round with a node unheard of says nothing
+            rounds.append(sum("monitor" in body["leases"] for body in bodies))
             await asyncio.sleep(0.5)
 
 
@@ -83,7 +85,7 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
     start_cluster: Callable[..., list[Node]],
 ) -> None:
     nodes = start_cluster(
-        LINEUP_HEARTBEAT_INTERVAL="1", LINEUP_LEASE_TTL="5", LINEUP_GRACE_PERIOD="3"
+        LINEUP_HEARTBEAT_INTERVAL="1.5", LINEUP_LEASE_TTL="8", LINEUP_GRACE_PERIOD="3"
     )
     await until(lambda: any(n.holds("monitor") for n in nodes), "a monitor lease holder")
     person = Person(nodes[0].url)
@@ -95,7 +97,7 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
                 agent_id, credential, task_id = await asyncio.to_thread(
                     _pair, person, node, f"{node.name}-{i}"
                 )
-                agent = await Agent.connect(node.ws_url, credential, person.workspace_id, beat=1.0)
+                agent = await Agent.connect(node.ws_url, credential, person.workspace_id, beat=0.5)
                 accepted = await agent.send("task.accepted", {"taskId": task_id}, taskId=task_id)
                 await until(lambda a=agent, e=accepted: e in a.acks, "task.accepted acked")  # type: ignore[misc]
                 agents.append((agent, agent_id, task_id))

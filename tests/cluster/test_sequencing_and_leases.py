@@ -5,6 +5,7 @@ app's frame built without a model."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ from lineup.hub.fanout import Broker, Subscription
 from lineup.hub.leases import DatabaseLeases, LocalLeases, node_lease
 from lineup.hub.streams import decode_events, encode_events
 from lineup.store import NewEvent, Store, StoredEvent
+from lineup.store.store import system_clock_ms
 
 WS = "ws_cluster"
 
@@ -187,6 +189,50 @@ async def test_a_released_lease_is_taken_over_at_once(store: Store) -> None:
     assert a.held("notifications") and a.held(node_lease("a-1"))
     await a.release_all()
     assert await b.acquire("notifications")
+
+
+def _blocked_until(predicate: Callable[[], bool], within: float) -> bool:
+    """Hold the event loop (as a flood of work would) until ``predicate`` or ``within`` s."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> None:
+    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.5)
+    leases.keep("monitor")
+    keeper = asyncio.create_task(leases.run())
+    try:
+        await _until(lambda: leases.held("monitor"), "the first renewal")
+        first = leases._valid_until["monitor"]
+        # the loop turns for none of the next two renewal intervals; the leases stay held
+        assert _blocked_until(lambda: leases._valid_until["monitor"] > first, within=1.4)
+        assert leases.held("monitor") and leases.held(node_lease("a-1"))
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+
+
+async def test_a_node_whose_event_loop_stopped_turning_stops_renewing(store: Store) -> None:
+    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.0)
+    keeper = asyncio.create_task(leases.run())
+    try:
+        await _until(lambda: leases.held(node_lease("a-1")), "the first renewal")
+        # the loop last turned now at the latest; past ttl (and a renewal's own time) ...
+        stalled = time.monotonic() + leases.ttl + 0.5
+        _blocked_until(lambda: time.monotonic() > stalled, within=2)
+        renewed = leases._valid_until[node_lease("a-1")]
+        # ... and two renewal intervals later, still stalled: nothing was renewed
+        _blocked_until(lambda: False, within=0.7)
+        assert leases._valid_until.get(node_lease("a-1")) == renewed
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
 
 
 async def test_held_expires_locally_when_renewals_stop() -> None:

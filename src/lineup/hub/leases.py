@@ -211,7 +211,7 @@ class _Keeper:
 
     def start(self) -> None:
         self._thread.start()
-        self._started.wait()
+        self._started.wait(5)
 
     def stop(self) -> None:
         loop, stopping = self._loop, self._stopping
@@ -223,7 +223,10 @@ class _Keeper:
         self._thread.join()
 
     def _main(self) -> None:
-        asyncio.run(self._renewals())
+        try:
+            asyncio.run(self._renewals())
+        except Exception:  # renewals stop: the other nodes will find this one dead
+            log.exception("the lease keeper stopped")
 
     async def _renewals(self) -> None:
         self._loop = asyncio.get_running_loop()
