@@ -277,3 +277,24 @@ async def test_an_agent_on_a_node_that_stopped_renewing_is_stale(store: Store) -
     stale, alive_at = await check(clock.now + 60_000)  # b's last renewal was 60 s ago
     assert stale and alive_at == connected
     assert await check(clock.now + 60_000) == (True, None)  # unlinked: no row left
+
+
+async def test_an_agent_on_a_node_whose_lease_still_runs_is_not_stale_however_late_it_renews(
+    store: Store,
+) -> None:
+    clock = _Clock()
+    b = DatabaseLeases(store, "b-1", clock, ttl=10)
+    await b.renew()  # b's node lease: renewed now, expires at now + 10 s
+    renewed = clock.now
+    await store.write(lambda tx: links.link(tx.connection, "agent_1", WS, "b-1", renewed - 60_000))
+
+    async def check(now: int) -> tuple[bool, int | None]:  # a 4 s heartbeat window
+        return await store.write(
+            lambda tx: links.unlink_if_stale(tx.connection, "agent_1", "a-1", now, 4_000, 10_000)
+        )
+
+    # a loaded node renews late: 6 s since, more than the window, but its lease still runs
+    assert await check(renewed + 6_000) == (False, None)
+    assert await check(renewed + 9_999) == (False, None)
+    # the lease expired: b is dead, and its agent stale since b was last alive
+    assert await check(renewed + 10_000) == (True, renewed)

@@ -100,3 +100,29 @@ def test_an_agent_recorded_offline_elsewhere_has_its_socket_closed_and_comes_bac
         assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
     finally:
         again_context.__exit__(None, None, None)
+
+
+def test_a_monitor_pass_that_woke_up_late_gives_the_links_that_much_longer(
+    hub_database: str, tmp_path: Path
+) -> None:
+    clock = FakeClock()
+    # offline after 2 s; the app's own monitor passes once, at start, and then sleeps
+    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=1.0, monitor_interval=3600)
+    with TestClient(create_app(settings, clock=clock)) as client:
+        hub = HubClient(client)
+        ana = hub.sign_up()
+        creds = hub.pair(ana)
+        _agent, context = hub.connect_agent(creds)
+        state: HubState = client.app.state.hub  # type: ignore[attr-defined]
+        monitor = Monitor(state)
+        assert client.portal is not None
+        try:
+            clock.advance(2.5)  # no frame for longer than the window ...
+            monitor.lag_ms = 1_000  # ... but for a second of it this node read nothing
+            client.portal.call(monitor.close_silent_links, clock())
+            assert state.presence.get(creds["agentId"]) is not None
+            monitor.lag_ms = 0
+            client.portal.call(monitor.close_silent_links, clock())
+            assert state.presence.get(creds["agentId"]) is None
+        finally:
+            context.__exit__(None, None, None)
