@@ -212,7 +212,9 @@ def _run_demo(page: Page, agent: ScriptedAgent, new_context: Any, email: str) ->
     )
     agent.disconnect()
     lost = detail.get_by_role("status").filter(has_text="Agent connection lost")
-    expect(lost).to_contain_text(re.compile(r"Last heartbeat \d\d:\d\d:\d\d"))
+    expect(lost).to_contain_text(
+        re.compile(r"Lost at \d\d:\d\d:\d\d \(.*\); last heartbeat \d\d:\d\d:\d\d")
+    )
     expect(detail.get_by_text("Agent connection lost", exact=True).first).to_be_visible()
     expect(page.get_by_test_id("agents-online")).to_have_text("0 of 1 agent online")
     screenshot(page, "task-detail-connection-lost")

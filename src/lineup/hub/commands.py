@@ -315,7 +315,94 @@ def request_cancel(
         conversation_id=task.conversation_id,
         task_id=task_id,
     )
+    withdraw_open_requests(w, task, actor=person.actor)
     return Recorded(result, task_id)
+
+
+WITHDRAWN_REASON = "The task was cancelled."
+"""Why a cancel withdrew a request: shown on the card and told to the agent."""
+
+
+def withdraw_open_requests(w: Writing, task: records.Task, *, actor: str) -> int:
+    """A cancel (requested or confirmed) withdraws every open request of the task and of its
+    child tasks: an answer to work that is being stopped would reach nobody who can use it,
+    and a card left open invites a person to approve something that will not happen.
+
+    Records ``interaction.cancelled`` / ``tool.cancelled`` (ids derived from the request, so a
+    second cancel records nothing twice); the agent gets both on its downlink. Returns how many.
+    """
+    ws = task.workspace_id
+    withdrawn = 0
+    for task_id in _task_and_descendants(w, task):
+        for row in w.read.list_interactions(ws, statuses=["requested"], task_id=task_id):
+            w.append(
+                ws,
+                "interaction.cancelled",
+                {
+                    "interactionId": row.id,
+                    "reason": WITHDRAWN_REASON,
+                    "taskId": task_id,
+                    "targetAgentId": row.agent_id,
+                },
+                actor=actor,
+                event_id=derived_id("evt", "withdrawn", ws, row.id),
+                conversation_id=row.conversation_id,
+                task_id=task_id,
+            )
+            withdrawn += 1
+        for call in w.read.list_tool_calls(ws, statuses=["pending"], task_id=task_id):
+            w.append(
+                ws,
+                "tool.cancelled",
+                {
+                    "toolCallId": call.id,
+                    "callId": call.call_id,
+                    "reason": WITHDRAWN_REASON,
+                    "taskId": task_id,
+                    "targetAgentId": call.agent_id,
+                },
+                actor=actor,
+                event_id=derived_id("evt", "withdrawn", ws, call.id),
+                conversation_id=call.conversation_id,
+                task_id=task_id,
+            )
+            withdrawn += 1
+    return withdrawn
+
+
+def _task_and_descendants(w: Writing, task: records.Task) -> list[str]:
+    found = [task.id]
+    for task_id in found:  # grows while it is walked: breadth first
+        found.extend(
+            child.id
+            for child in w.read.list_child_tasks(task.workspace_id, task_id)
+            if child.id not in found
+        )
+    return found
+
+
+def refuse_if_cancelling(task: records.Task) -> None:
+    """A task being cancelled asks nobody anything new: its requests were just withdrawn."""
+    if task.cancel_requested:
+        raise Conflict(
+            f"Task {task.id!r} is being cancelled; it cannot ask a person anything now.",
+            details={"reason": "cancelled", "taskId": task.id},
+        )
+
+
+def refuse_withdrawn(row: records.Interaction) -> None:
+    """A late answer to a withdrawn request: say why it did not count."""
+    if row.status != "cancelled":
+        return
+    if row.cancel_reason == WITHDRAWN_REASON:
+        message = "This request was withdrawn because its task was cancelled"
+    else:
+        why = f" ({row.cancel_reason.rstrip('.')})" if row.cancel_reason else ""
+        message = f"This request was withdrawn{why}"
+    raise Conflict(
+        f"{message}; your answer was not recorded and did not reach the agent.",
+        details={"reason": "cancelled", "interactionId": row.id, "taskId": row.task_id},
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +426,7 @@ def respond(
             f"No interaction {interaction_id!r} in this workspace.",
             details={"interactionId": interaction_id},
         )
+    refuse_withdrawn(row)
     state = interaction_state(row)
     if domain.is_due(state, w.now_ms):
         result = expire_interaction(w, row)
@@ -458,6 +546,9 @@ def task_status_changed(
         conversation_id=task.conversation_id,
         task_id=task.id,
     )
+    if change.status is ev.TaskStatusName.CANCELLED:
+        # The hub withdraws them, not the agent: its downlink must still tell it of each.
+        withdraw_open_requests(w, task, actor="system")
     return Recorded(result)
 
 
@@ -536,6 +627,7 @@ def interaction_requested(
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
             )
+        refuse_if_cancelling(task)
         conversation_id = task.conversation_id
     else:
         conversation_id = agents_conversation(w, agent, None, conversation_id)

@@ -176,6 +176,14 @@ class InteractionResolved(WireModel):
     responded_at: Annotated[str, Field(max_length=40)]
 
 
+class InteractionCancelled(WireModel):
+    """A request was withdrawn (its task is being cancelled): stop waiting for an answer."""
+
+    interaction_id: Identifier
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+    task_id: Identifier | None = None
+
+
 class SystemResyncRequired(WireModel):
     reason: Annotated[str, Field(max_length=500)]
     earliest_sequence: Annotated[int, Field(ge=0)] | None = None
@@ -244,6 +252,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("task.assigned", TaskAssigned, {H}, "A new task for the agent."),
         _spec("message.delivered", MessageDelivered, {H}, "A person's message for the agent."),
         _spec("interaction.resolved", InteractionResolved, {H}, "A person's answer."),
+        _spec("interaction.cancelled", InteractionCancelled, {H}, "A request was withdrawn."),
         _spec("system.resync_required", SystemResyncRequired, {H}, "Replay is impossible."),
         _spec("agent.welcome", AgentWelcome, {H}, "Answer to agent.hello."),
         _spec("client.subscribe", ClientSubscribe, {U}, "Resume a person's event stream."),
@@ -253,6 +262,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),
         # --- tools (issue 5) ---
         _spec("tool.cancel", ToolCancel, {A}, "Withdraw an unanswered tool call."),
+        _spec("tool.cancelled", ToolCancel, {H}, "The hub withdrew an unanswered tool call."),
     ]
 )
 
@@ -292,8 +302,10 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "task.assigned",
         "message.delivered",
         "interaction.resolved",
+        "interaction.cancelled",
         "task.cancel_requested",
         "tool.result",  # tools (issue 5): from tool.completed
+        "tool.cancelled",
     }
 )
 

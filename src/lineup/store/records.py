@@ -83,6 +83,7 @@ class Agent(_FromRow):
     revoked_at: int | None
     created_at: int
     updated_at: int
+    offline_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ class Interaction(_FromRow):
     created_at: int
     updated_at: int
     sequence: int
+    cancel_reason: str | None = None
 
 
 @dataclass(frozen=True)

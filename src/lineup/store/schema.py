@@ -124,6 +124,7 @@ agents = Table(
     Column("tools", json_column_type(), nullable=False),
     Column("last_heartbeat_at", BigInteger, nullable=True),
     Column("connected_at", BigInteger, nullable=True),
+    Column("offline_at", BigInteger, nullable=True),  # when the hub recorded it offline
     Column("revoked_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
@@ -205,6 +206,7 @@ interactions = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
     Column("sequence", BigInteger, nullable=False),
+    Column("cancel_reason", Text, nullable=True),
     Index("ix_interactions_workspace_id_status", "workspace_id", "status"),
     Index("ix_interactions_task_id_status", "task_id", "status"),
 )

@@ -13,6 +13,7 @@ import type { HubEvent, ToolAnswer, ToolCall } from "../api/types";
 import { fullTime } from "../lib/time";
 import { useHubEvents } from "../realtime/RealtimeProvider";
 import { Banner, Button, Icon, StatusPill, type IconName, type Tone, RelativeTime } from "../ui";
+import { withdrawnLine } from "../features/interactions/withdrawn";
 import { checkCall, toolModule } from "./registry";
 import type { ToolOutcome, ToolReadApi } from "./types";
 import "./tools.css";
@@ -277,7 +278,7 @@ function ToolOutcomeView({
     body = (
       <p className="outcome-line">
         <Icon name="stopCircle" size={16} className="outcome-icon" />
-        <span>The agent withdrew this call{call.cancelReason ? `: ${call.cancelReason}` : ""}; nothing to answer.</span>
+        <span>{withdrawnLine("call", call.cancelReason)}</span>
       </p>
     );
   }

@@ -16,6 +16,7 @@ import { useHubEvents, useStreams } from "../../realtime/RealtimeProvider";
 import type { StreamingMessage } from "../../realtime/streams";
 import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskStatusPill } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
+import { DeliveryNote } from "../agents/DeliveryNote";
 import type { ToolCall } from "../../api/types";
 import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools"; // tools (issue 5)
 
@@ -222,6 +223,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                 <MessageBubble
                   key={item.message.id}
                   message={item.message}
+                  recipient={item.message.targetAgentId ?? tasksById.get(item.message.taskId ?? "")?.targetAgentId ?? null}
                   task={item.message.id === firstMessageOfTask.get(item.message.taskId ?? "") ? tasksById.get(item.message.taskId!) : undefined}
                 />
               ) : item.kind === "interaction" ? (
@@ -230,6 +232,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                     interaction={item.interaction}
                     api={api}
                     agentName={agentName(item.interaction.agentId)}
+                    agent={agents.data?.find((a) => a.id === item.interaction.agentId)}
                     onAnswered={page.reload}
                   />
                 </li>
@@ -292,8 +295,17 @@ function authorLabel(message: Message, agentName: (id: string) => string, meId: 
   return "LineUp";
 }
 
-function MessageBubble({ message, task }: { message: Message; task: Task | undefined }) {
-  const { agentName, user } = useWorkspace();
+function MessageBubble({
+  message,
+  task,
+  recipient,
+}: {
+  message: Message;
+  task: Task | undefined;
+  /** The agent a person's message was sent on to, if any. */
+  recipient: string | null;
+}) {
+  const { agentName, agents, user } = useWorkspace();
   const mine = message.author.kind === "user" && message.author.id === user.id;
   return (
     <li className={`msg msg-${message.author.kind}${mine ? " msg-mine" : ""}`} data-message-id={message.id}>
@@ -305,6 +317,9 @@ function MessageBubble({ message, task }: { message: Message; task: Task | undef
         <time dateTime={message.createdAt ?? undefined} title={fullTime(message.createdAt)}>
           {clockTime(message.createdAt)}
         </time>
+        {message.author.kind === "user" && recipient ? (
+          <DeliveryNote as="span" sentAt={message.createdAt} agent={agents.data?.find((a) => a.id === recipient)} />
+        ) : null}
       </div>
       <div className="msg-body">{message.content}</div>
       {message.attachments && message.attachments.length > 0 ? (
