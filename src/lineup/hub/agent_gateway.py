@@ -27,7 +27,7 @@ from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.codec import Decoded, Ignored, Rejected, decode_frame, encode
-from lineup.protocol.envelope import Envelope, ms_to_datetime
+from lineup.protocol.envelope import Envelope, fingerprint, ms_to_datetime
 from lineup.protocol.errors import (
     Forbidden,
     InvalidArgument,
@@ -281,9 +281,16 @@ class AgentConnection:
         if handler is None:
             raise InvalidArgument(f"{kind!r} is not handled by this hub yet.")
 
+        digest = fingerprint(envelope)
+
         def job(w: Writing) -> Recorded:
             return commands.once(
-                w, agent.workspace_id, envelope.id, lambda: handler(w, agent, envelope, payload)
+                w,
+                agent.workspace_id,
+                agent.actor,
+                envelope.id,
+                lambda: handler(w, agent, envelope, payload),
+                fingerprint=digest,
             )
 
         return await self.hub.recorder.run(job)

@@ -6,6 +6,8 @@ id, and the hub answers with the original sequence instead of acting twice.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -51,3 +53,20 @@ class Envelope(WireModel):
     @field_serializer("occurred_at")
     def _serialize_time(self, value: datetime) -> str:
         return format_timestamp(value)
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fingerprint(envelope: Envelope) -> str:
+    """A digest of what an event says — type, where it belongs and its payload, not when it
+    was sent — so a resend under the same id can be told from a different event that reused
+    it."""
+    content = [
+        envelope.type,
+        envelope.conversation_id,
+        envelope.task_id,
+        envelope.correlation_id,
+        envelope.payload,
+    ]
+    return hashlib.sha256(_CANONICAL.encode(content).encode("utf-8")).hexdigest()[:32]

@@ -41,7 +41,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from lineup.protocol.errors import Unavailable
 from lineup.store import eventlog, statements
 from lineup.store.engines import db_errors
-from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
+from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent
 from lineup.store.queries import Reader
 from lineup.store.schema import WRITE_LOCK_ID, write_lock
 
@@ -96,20 +96,27 @@ class WriteTx(Reader):
         self.wrote = True
         return self._conn
 
-    def append(self, event: NewEvent) -> AppendResult:
-        """Append ``event`` (idempotent by its id) and apply its projection."""
+    def append(self, event: NewEvent, *, fingerprint: str | None = None) -> AppendResult:
+        """Append ``event`` (idempotent by its sender's id) and apply its projection;
+        ``fingerprint`` digests what the sender sent (see ``eventlog.append``)."""
         self._check_open()
         self.wrote = True
         if self._isolated:
             # In a job's own savepoint already; this one makes the append all-or-nothing
             # even for a job that catches its error and carries on.
             with self._conn.begin_nested():
-                result = eventlog.append(self._conn, event, now_ms=self._clock())
+                result = eventlog.append(
+                    self._conn, event, now_ms=self._clock(), fingerprint=fingerprint
+                )
         else:
             # Optimistic: a resent id fails the INSERT, and the isolated re-run answers it.
             try:
                 result = eventlog.append(
-                    self._conn, event, now_ms=self._clock(), check_duplicate=False
+                    self._conn,
+                    event,
+                    now_ms=self._clock(),
+                    check_duplicate=False,
+                    fingerprint=fingerprint,
                 )
             except BaseException:
                 self.torn = True
@@ -118,10 +125,10 @@ class WriteTx(Reader):
             self._appended.append(result.event)
         return result
 
-    def find_event(self, event_id: str) -> StoredEvent | None:
-        """The event with this id in any workspace: the idempotency check before a command."""
+    def find_event(self, workspace_id: str, sender: str, event_id: str) -> Sent | None:
+        """The event ``sender`` recorded under this id: the idempotency check before a command."""
         self._check_open()
-        return eventlog.find_event(self._conn, event_id)
+        return eventlog.find_event(self._conn, workspace_id, sender, event_id)
 
     def execute(self, stmt: Executable, params: Any = None) -> Result[Any]:
         self._check_open()
