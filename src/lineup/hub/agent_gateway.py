@@ -107,7 +107,7 @@ class AgentConnection:
             self.hub.cluster.link(w, identity.agent_id, identity.workspace_id)
             return done
 
-        recorded = await self.hub.recorder.run(connect)
+        recorded = await self.hub.recorder.run(connect, lane=identity.actor)
         self.connected_sequence = recorded.sequence
         await self.answer(Ack(id=result.envelope.id, sequence=recorded.sequence))
         return hello
@@ -293,7 +293,7 @@ class AgentConnection:
                 fingerprint=digest,
             )
 
-        return await self.hub.recorder.run(job)
+        return await self.hub.recorder.run(job, lane=agent.actor)
 
 
 Handler = Callable[[Writing, AgentIdentity, Envelope, Any], Recorded]
@@ -376,7 +376,8 @@ async def _disconnected(hub: HubState, connection: AgentConnection) -> None:
         try:
             # cluster (issue 7): unless another node holds the agent by now
             await hub.recorder.run(
-                hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms)
+                hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms),
+                lane=connection.identity.actor,
             )
         except LineupError:
             log.exception("could not record agent %s offline", link.agent_id)

@@ -12,7 +12,7 @@ that could still roll back, and events reach followers in commit (= sequence) or
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from lineup.protocol.ids import new_id
@@ -104,6 +104,9 @@ class Recorder:
         self.store = store
         self.clock = clock
 
-    async def run(self, job: Callable[[Writing], T]) -> T:
-        """Run ``job`` in the writer's next transaction; returns once that has committed."""
-        return await self.store.write(lambda tx: job(Writing(tx, self.clock)))
+    async def run(self, job: Callable[[Writing], T], lane: Hashable | None = None) -> T:
+        """Run ``job`` in the writer's next transaction; returns once that has committed.
+
+        ``lane`` groups one sender's jobs (see ``Store.write``), so one busy agent gets its
+        share of the writer and no more."""
+        return await self.store.write(lambda tx: job(Writing(tx, self.clock)), lane)
