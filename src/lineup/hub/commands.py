@@ -375,7 +375,7 @@ def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
     return w.append(
         row.workspace_id,
         "interaction.expired",
-        {"interactionId": row.id, "targetAgentId": row.agent_id},
+        {"interactionId": row.id, "expiresAt": row.expires_at, "targetAgentId": row.agent_id},
         actor="system",
         event_id=derived_id("evt", "expired", row.id),
         conversation_id=row.conversation_id,
@@ -414,9 +414,19 @@ def agent_went_offline(w: Writing, workspace_id: str, agent_id: str, last_beat_m
 
 
 def task_accepted(
-    w: Writing, agent: AgentIdentity, event_id: str, accepted: ev.TaskAccepted
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    task_id: str | None,
+    accepted: ev.TaskAccepted,
 ) -> Recorded:
-    task = agents_task(w, agent, accepted.task_id)
+    """Like every task event it names its task in the envelope; the payload's must agree."""
+    if task_id is not None and accepted.task_id != task_id:
+        raise InvalidArgument(
+            "The envelope's taskId and the payload's taskId differ.",
+            details={"taskId": task_id, "payloadTaskId": accepted.task_id},
+        )
+    task = agents_task(w, agent, task_id)
     if task.status in ("running", "waiting_for_human"):
         return Recorded(None)  # accepted before; a restarted agent says it again
     with domain_rules():
@@ -441,14 +451,17 @@ def task_status_changed(
     change: ev.TaskStatusChanged,
 ) -> Recorded:
     task = agents_task(w, agent, task_id)
+    before = task_state(task)
     with domain_rules():
-        domain.report(
-            task_state(task),
+        after = domain.report(
+            before,
             status=change.status.value,
             progress=change.progress,
             summary=change.summary,
             error=change.error,
         )
+    if after == before:
+        return Recorded(None)  # the same report again: it changed nothing, so nothing to record
     result = w.append(
         agent.workspace_id,
         "task.status_changed",

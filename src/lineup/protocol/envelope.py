@@ -11,7 +11,7 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field, field_serializer
+from pydantic import AwareDatetime, ConfigDict, Field, field_serializer
 
 from lineup.protocol._model import WireModel
 
@@ -36,8 +36,18 @@ def datetime_to_ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
 
 
+def _version_required(schema: dict[str, Any]) -> None:
+    """Peers must say ``version`` (the codec refuses a frame without it); the default is only
+    for envelopes this code builds."""
+    required = schema.setdefault("required", [])
+    if "version" not in required:
+        required.insert(min(2, len(required)), "version")
+
+
 class Envelope(WireModel):
     """One LAP event on the wire; ``payload`` is checked against the type's model by the codec."""
+
+    model_config = ConfigDict(json_schema_extra=_version_required)
 
     id: Identifier
     type: EventType
