@@ -132,6 +132,11 @@ class Store:
     def writer_stats(self) -> WriterStats:
         return replace(self._writer.stats)
 
+    @property
+    def writer_queued(self) -> int:
+        """Write jobs waiting for the writer's next batch."""
+        return self._writer.queued
+
     async def flush(self) -> None:
         await self._writer.flush()
 

@@ -238,6 +238,11 @@ class Writer:
         if self._task is not None:
             await self._task
 
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for a batch (not counting the one running)."""
+        return sum(len(queued) for queued in self._lanes.values())
+
     def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
         """Call ``listener`` after each COMMIT with the new events in commit order (fan-out).
 
