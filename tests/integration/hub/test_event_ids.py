@@ -73,3 +73,20 @@ def test_an_agent_reusing_an_id_for_another_event_gets_a_conflict_not_a_duplicat
         assert [e["type"] for e in timeline] == ["task.created", "task.accepted"]
     finally:
         context.__exit__(None, None, None)
+
+
+def test_an_id_of_the_full_128_characters_is_recorded(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        task_id = _task(ana, creds["agentId"])
+        long_id = "e" * 128
+        accepted = agent.call(
+            "task.accepted", {"taskId": task_id}, taskId=task_id, event_id=long_id
+        )
+        assert accepted["type"] == "ack" and accepted["sequence"]
+        again = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id=long_id)
+        assert (again["duplicate"], again["sequence"]) == (True, accepted["sequence"])
+    finally:
+        context.__exit__(None, None, None)
