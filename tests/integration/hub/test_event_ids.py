@@ -90,3 +90,28 @@ def test_an_id_of_the_full_128_characters_is_recorded(hub: HubClient):
         assert (again["duplicate"], again["sequence"]) == (True, accepted["sequence"])
     finally:
         context.__exit__(None, None, None)
+
+
+def test_one_persons_idempotency_key_in_two_workspaces_makes_two_tasks(hub: HubClient):
+    ana = hub.sign_up()
+    ana._use()
+    created = hub.client.post("/api/workspaces", json={"name": "Second"}, headers=ana.headers())
+    assert created.status_code == 201, created.text
+    second = Person(ana.client, ana.email, ana.csrf, created.json()["id"], ana.user_id)
+    second.session = ana.session
+    tasks = []
+    for person in (ana, second):
+        agent_id = hub.pair(person)["agentId"]
+        body = {"title": "Same key", "targetAgentId": agent_id}
+        tasks.append(person.ok(person.post("/tasks", body, **{"Idempotency-Key": "k-1"}), 201))
+    first, other = (t["task"]["id"] for t in tasks)
+    assert first != other
+    again = second.ok(
+        second.post(
+            "/tasks",
+            {"title": "Same key", "targetAgentId": tasks[1]["task"]["targetAgentId"]},
+            **{"Idempotency-Key": "k-1"},
+        ),
+        201,
+    )
+    assert again["task"]["id"] == other
