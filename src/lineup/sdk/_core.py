@@ -35,6 +35,7 @@ from lineup.protocol.events import (
     AgentHeartbeat,
     AgentHello,
     AgentWelcome,
+    InteractionExpiry,
     InteractionResolved,
     MessageDelivered,
     SystemResyncRequired,
@@ -155,6 +156,8 @@ class Core:
         self._last_error: ErrorFrame | None = None
         self._settled: _Waiters[None] = _Waiters()
         self._resolved: _Waiters[InteractionResolved] = _Waiters()
+        self._expired: dict[str, datetime] = {}
+        """Interactions the hub said expired, for a wait that starts after it said so."""
         self._tool_results: _Waiters[ToolResult] = _Waiters()  # tools (issue 5)
         self._tool_lists: dict[str, list[dict[str, Any]]] = {}
         self._runners: dict[str, asyncio.Task[None]] = {}
@@ -221,6 +224,8 @@ class Core:
         stored = self.store.answer(interaction_id)
         if stored is not None:
             return InteractionResolved.model_validate_json(stored)
+        if interaction_id in self._expired:
+            raise InteractionExpired(interaction_id, self._expired[interaction_id])
         if expires_at is None:
             return await self._resolved.wait(interaction_id)
         remaining = (expires_at - datetime.now(UTC)).total_seconds()
@@ -619,6 +624,9 @@ class Core:
             self._on_task_assigned(envelope, payload)
         elif isinstance(payload, InteractionResolved):
             self._on_interaction_resolved(envelope, payload)
+        elif isinstance(payload, InteractionExpiry):
+            self._on_interaction_expired(payload)
+            self.store.advance(sequence)
         elif isinstance(payload, TaskCancelRequested):
             self._on_cancel_requested(envelope, payload)
         elif isinstance(payload, MessageDelivered):
@@ -658,6 +666,20 @@ class Core:
         first = InteractionResolved.model_validate_json(stored) if stored else payload
         logger.info("interaction %s answered by %s", payload.interaction_id, payload.responded_by)
         self._resolved.resolve(payload.interaction_id, first)
+
+    def _on_interaction_expired(self, payload: InteractionExpiry) -> None:
+        """The hub's clock says nobody answered in time: whoever waits hears it now, not
+        only when its own timer runs out."""
+        logger.info("interaction %s expired unanswered", payload.interaction_id)
+        expires_at = (
+            datetime.fromtimestamp(payload.expires_at / 1000, tz=UTC)
+            if payload.expires_at is not None
+            else datetime.now(UTC)
+        )
+        self._expired[payload.interaction_id] = expires_at
+        self._resolved.fail(
+            payload.interaction_id, InteractionExpired(payload.interaction_id, expires_at)
+        )
 
     def _on_cancel_requested(self, envelope: Envelope, payload: TaskCancelRequested) -> None:
         task_id = payload.task_id or envelope.task_id
