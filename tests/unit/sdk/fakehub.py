@@ -335,6 +335,12 @@ class FakeHub:
             payload["expiresAt"] = expires_at_ms
         self.emit("interaction.expired", payload)
 
+    def withdraw(self, interaction_id: str, reason: str = "The task was cancelled.") -> None:
+        self.emit("interaction.cancelled", {"interactionId": interaction_id, "reason": reason})
+
+    def withdraw_tool_call(self, call_id: str, reason: str = "The task was cancelled.") -> None:
+        self.emit("tool.cancelled", {"call_id": call_id, "reason": reason})
+
     def cancel(self, task_id: str, reason: str = "Not needed any more") -> None:
         self.emit("task.cancel_requested", {"taskId": task_id, "reason": reason}, task_id=task_id)
 

@@ -17,6 +17,7 @@ from lineup.sdk import (
     InputAnswer,
     InteractionExpired,
     MessageContext,
+    RequestWithdrawn,
     Review,
     TaskCancelled,
     TaskContext,
@@ -411,6 +412,28 @@ async def test_the_hubs_expiry_of_an_interaction_ends_the_wait_before_the_agents
         await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
 
     assert hub.statuses(task_id)[-1]["summary"] == "expired at 2026"
+
+
+async def test_a_request_the_hub_withdrew_ends_the_wait_with_its_reason(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    agent = make_agent()
+
+    @agent.task
+    async def handle(ctx: TaskContext) -> str:
+        try:
+            await ctx.ask_approval("Deploy?")
+        except RequestWithdrawn as exc:
+            return f"withdrawn: {exc.reason}"
+        return "answered"
+
+    async with running(agent):
+        task_id = hub.assign_task()
+        await hub.wait_for(lambda: bool(hub.interactions()))
+        hub.withdraw(hub.interactions()[0]["id"])
+        await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
+
+    assert hub.statuses(task_id)[-1]["summary"] == "withdrawn: The task was cancelled."
 
 
 async def test_an_answer_says_when_it_was_given_from_the_hubs_milliseconds(
