@@ -169,7 +169,9 @@ async def change_password(
         store_auth.set_password_hash(w.connection, user.id, password_hash)
         return store_auth.revoke_other_sessions(w.connection, user.id, signed.session.id, w.now_ms)
 
-    return await hub.recorder.run(job)
+    ended = await hub.recorder.run(job)
+    hub.live_sessions.ended(user.id, keep=signed.session.id)
+    return ended
 
 
 async def sign_out_other_sessions(hub: HubState, signed: SignedIn) -> int:
@@ -180,7 +182,9 @@ async def sign_out_other_sessions(hub: HubState, signed: SignedIn) -> int:
             w.connection, signed.user.id, signed.session.id, w.now_ms
         )
 
-    return await hub.recorder.run(job)
+    ended = await hub.recorder.run(job)
+    hub.live_sessions.ended(signed.user.id, keep=signed.session.id)
+    return ended
 
 
 async def any_accounts(hub: HubState) -> bool:
@@ -234,6 +238,7 @@ async def sign_out(hub: HubState, session: SessionRecord) -> None:
         store_auth.revoke_session(w.connection, session.id, w.now_ms)
 
     await hub.recorder.run(job)
+    hub.live_sessions.ended(session.user_id, only=session.id)
 
 
 async def person_in(hub: HubState, user: User, workspace_id: str) -> Person:

@@ -30,7 +30,7 @@ from lineup.protocol.envelope import (
     format_timestamp,
     ms_to_datetime,
 )
-from lineup.protocol.errors import Forbidden, InvalidArgument, LineupError
+from lineup.protocol.errors import Forbidden, InvalidArgument, LineupError, Unauthenticated
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
 from lineup.store import StoredEvent
@@ -70,6 +70,33 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
     async def send(text: str) -> None:
         async with lock:
             await socket.send_text(text)
+
+    ending: list[asyncio.Task[None]] = []
+
+    async def end_session() -> None:
+        ended = Unauthenticated("Your session has ended; sign in again.")
+        with contextlib.suppress(Exception):
+            await send(encode(ErrorFrame.from_error(ended)))
+            await socket.close(CLOSE_UNAUTHENTICATED, ended.message)
+
+    def session_ended() -> None:
+        forget()  # it leaves the registry now; the close handshake takes what it takes
+        if not ending:
+            ending.append(asyncio.create_task(end_session()))
+
+    async def check_session() -> None:
+        """Another node may end this session: look again now and then."""
+        token = socket.cookies.get(session_cookie(hub.settings))
+        while True:
+            await asyncio.sleep(hub.settings.session_check_interval)
+            try:
+                await session_user(hub, token)
+            except Unauthenticated:
+                session_ended()
+                return
+
+    forget = hub.live_sessions.opened(signed.user.id, signed.session.id, session_ended)
+    checking = asyncio.create_task(check_session())
 
     async def send_event(event: StoredEvent) -> None:
         text = encode_event(event)  # a replay's hot path: no extra coroutine through send()
@@ -126,10 +153,13 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
     except WebSocketDisconnect:
         pass
     finally:
-        if live is not None:
-            live.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await live
+        forget()
+        checking.cancel()
+        for task in (live, *ending):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if follower is not None:
             follower.close()
 

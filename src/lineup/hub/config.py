@@ -47,6 +47,9 @@ class Settings:
     port: int = 8000
     public_url: str | None = None
     heartbeat_interval: float = 25.0
+    session_check_interval: float = 30.0
+    """How often a person's open socket checks that its session still holds (a sign-out on
+    another node of a cluster ends it within this time; on this node at once)."""
     missed_heartbeats: int = 2
     grace_period: float = 15 * 60.0
     monitor_interval: float = 1.0

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineup.hub.config import Settings
 from lineup.hub.fanout import Broker
+from lineup.hub.live_sessions import LiveSessions
 from lineup.hub.presence import Presence
 from lineup.hub.ratelimit import AttemptLimiter, FailureBackoff
 from lineup.hub.recorder import Clock, Recorder, system_clock
@@ -44,6 +45,7 @@ class HubState:
     broker: Broker
     recorder: Recorder
     presence: Presence = field(default_factory=Presence)
+    live_sessions: LiveSessions = field(default_factory=LiveSessions)
     clock: Clock = system_clock
     limits: Limits | None = None
     started_ms: int = 0

@@ -3,6 +3,7 @@ with the current one; and a person's other sessions ended on request."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -11,9 +12,12 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from lineup.hub import Settings, create_app, security
-from tests.integration.hub.client import FakeClock, HubClient
+from lineup.hub.security import token_hash
+from lineup.store import auth as store_auth
+from tests.integration.hub.client import FakeClock, HubClient, wait_until
 from tests.integration.hub.conftest import fast_settings
 
 PASSWORD = "correct horse battery"
@@ -217,3 +221,84 @@ def test_signing_out_other_sessions_keeps_this_one(hub: HubClient) -> None:
     assert _me_with(hub, laptop["lineup_session"]) == 401
     ana._use()
     _error(hub.client.post("/api/auth/signout-others"), 403, "forbidden")  # CSRF still applies
+
+
+def _follow(hub: HubClient, person: Any, session: str) -> Any:
+    """A person's live socket opened with ``session``, subscribed and caught up."""
+    hub.client.cookies.clear()
+    hub.client.cookies.set("lineup_session", session)
+    socket = hub.client.websocket_connect(f"/ws/client?workspaceId={person.workspace_id}")
+    ws = socket.__enter__()
+    ws.send_text(
+        json.dumps(
+            {
+                "id": "sub_1",
+                "type": "client.subscribe",
+                "version": "0.1",
+                "occurredAt": "2026-07-25T12:00:00Z",
+                "workspaceId": person.workspace_id,
+                "payload": {"lastSequence": 0},
+            }
+        )
+    )
+    while json.loads(ws.receive_text())["type"] != "client.caught_up":
+        pass
+    return socket, ws
+
+
+def _ended(ws: Any) -> int:
+    """Read until the hub ends the socket: its error frame, then the close code."""
+    frames = []
+    with pytest.raises(WebSocketDisconnect) as closed:
+        while True:
+            frames.append(json.loads(ws.receive_text()))
+    assert frames[-1]["code"] == "unauthenticated", frames
+    return int(closed.value.code)
+
+
+def test_signing_out_the_other_sessions_closes_their_live_updates(hub: HubClient) -> None:
+    ana = hub.sign_up("ana@example.test")
+    phone = _second_session(hub, "ana@example.test")
+    socket, ws = _follow(hub, ana, phone["lineup_session"])
+    mine, my_ws = _follow(hub, ana, ana.session)
+    try:
+        ana._use()
+        ended = hub.client.post("/api/auth/signout-others", headers=ana.headers())
+        assert ended.status_code == 200, ended.text
+        live = hub.client.app.state.hub.live_sessions  # type: ignore[attr-defined]
+        wait_until(lambda: live.count(ana.user_id) == 1, "the other session's socket closed")
+        assert _ended(ws) == 4401
+        # this session's own socket goes on: it still gets what happens next
+        ana._use()
+        ana.ok(ana.post("/conversations", {"title": "Still here", "agentIds": []}), 201)
+        assert json.loads(my_ws.receive_text())["type"] == "conversation.created"
+    finally:
+        socket.__exit__(None, None, None)
+        mine.__exit__(None, None, None)
+
+
+def test_a_live_socket_whose_session_ended_elsewhere_closes_at_its_next_check(
+    hub_database: str, tmp_path: Path
+) -> None:
+    settings = fast_settings(hub_database, tmp_path, session_check_interval=0.05)
+    with TestClient(create_app(settings), base_url="http://testserver") as client:
+        hub = HubClient(client)
+        ana = hub.sign_up("ana@example.test")
+        socket, ws = _follow(hub, ana, ana.session)
+        try:
+            # another node of a cluster ends the session: only the database knows
+            state = client.app.state.hub  # type: ignore[attr-defined]
+            session = client.portal.call(  # type: ignore[union-attr]
+                state.store.read,
+                lambda r: store_auth.get_session_by_token_hash(
+                    r.connection, token_hash(ana.session)
+                ),
+            )
+            client.portal.call(  # type: ignore[union-attr]
+                state.store.write,
+                lambda tx: store_auth.revoke_session(tx.connection, session.id, 1),
+            )
+            wait_until(lambda: state.live_sessions.count(ana.user_id) == 0, "the socket closed")
+            assert _ended(ws) == 4401
+        finally:
+            socket.__exit__(None, None, None)
