@@ -19,8 +19,10 @@ from lineup.hub.api import agents as agents_api
 from lineup.hub.api import auth as auth_api
 from lineup.hub.api import direct as direct_api  # direct mode (issue 5)
 from lineup.hub.api import notifications as notifications_api  # notifications (issue 6)
+from lineup.hub.api import openapi, responses
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
+from lineup.hub.api.openapi import answers, errors
 from lineup.hub.client_gateway import serve_client
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response, install_error_handlers
@@ -41,6 +43,11 @@ _PLACEHOLDER = """<!doctype html><html lang="en"><meta charset="utf-8">
 <h1>LineUp hub is running</h1>
 <p>The web app is not built into this installation. The HTTP API is at
 <a href="/docs">/docs</a>.</p></body></html>"""
+
+_READY_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": responses.Ready, "description": "The database answers."},
+    **errors(),
+}
 
 
 def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
@@ -83,6 +90,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    openapi.install(app)
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)
@@ -96,12 +104,12 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         app.add_middleware(direct_api.RefuseInDirectMode)
     # --- end direct mode
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], **answers(responses.Health, database=False))
     async def healthz() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["health"], response_model=None)
+    @app.get("/readyz", tags=["health"], response_model=None, responses=_READY_RESPONSES)
     async def readyz() -> dict[str, Any] | JSONResponse:
         """The database answers (and Redis, when configured: reported, not required)."""
         hub: HubState = app.state.hub
@@ -121,7 +129,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         degraded = any(v != "ok" for v in checks.values())
         return {"status": "degraded" if degraded else "ok", "checks": checks}
 
-    @app.get("/readyz/cluster", tags=["health"])
+    @app.get("/readyz/cluster", tags=["health"], **answers(responses.ClusterNode))
     async def readyz_cluster() -> dict[str, Any]:  # cluster (issue 7)
         """This node's part in the cluster: its name, the leases it holds, the stream."""
         hub: HubState = app.state.hub
