@@ -11,7 +11,7 @@ from pydantic import Field
 from lineup.hub import pairing
 from lineup.hub.agent_gateway import CLOSE_REVOKED
 from lineup.hub.api import responses, views
-from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
+from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
@@ -162,7 +162,7 @@ async def agent_events(
     agent_id: str,
     hub: Hub,
     person: Member,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_SEQUENCE)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> dict[str, Any]:
     """The agent's own history (paired, connected, offline, renamed, revoked): diagnostics."""

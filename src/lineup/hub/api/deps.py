@@ -18,6 +18,8 @@ from lineup.protocol.errors import Forbidden, InvalidArgument
 
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MAX_SEQUENCE = 2**63 - 1
+"""The largest sequence a query may name: both databases store sequences as signed 64-bit."""
 _KEY = re.compile(r"^[A-Za-z0-9_.:\-]{1,100}$")
 
 

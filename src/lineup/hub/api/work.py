@@ -10,7 +10,7 @@ from pydantic import Field
 from lineup.hub import commands
 from lineup.hub import tools as app_tools  # tools (issue 5)
 from lineup.hub.api import responses, views
-from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
+from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
@@ -116,8 +116,8 @@ async def list_messages(
     conversation_id: str,
     hub: Hub,
     person: Member,
-    before: Annotated[int | None, Query(ge=1)] = None,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    before: Annotated[int | None, Query(ge=1, le=MAX_SEQUENCE)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQUENCE)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
     """A page of messages in order; ``before`` scrolls back, ``after`` pages forward."""
@@ -366,7 +366,7 @@ async def list_artifacts(
 async def list_events(
     hub: Hub,
     person: Member,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_SEQUENCE)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> dict[str, Any]:
     """The workspace's log after a sequence, in order (the same frames the WebSocket sends)."""
