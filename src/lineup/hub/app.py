@@ -22,6 +22,7 @@ from lineup.hub.api import notifications as notifications_api  # notifications (
 from lineup.hub.api import openapi, responses
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
+from lineup.hub.api.deps import session_cookie
 from lineup.hub.api.openapi import answers, errors
 from lineup.hub.client_gateway import serve_client
 from lineup.hub.config import Settings
@@ -90,7 +91,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    openapi.install(app)
+    openapi.install(app, session_cookie=session_cookie(settings))
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)

@@ -82,6 +82,13 @@ class Writing:
         )
         if not result.duplicate:
             self.appended.append(result.event)
+        elif result.event.type != type_:
+            # a retry repeats its change; an id that recorded another kind of change is misused
+            raise Conflict(
+                "That id (or Idempotency-Key) already recorded a different change; "
+                "choose a new one.",
+                details={"recordedType": result.event.type},
+            )
         return result
 
 

@@ -39,7 +39,11 @@ def test_every_successful_response_names_its_schema(document):
         assert len(success) == 1, (method, path)
         if success[0] == "204":
             continue
-        schema = operation["responses"][success[0]]["content"]["application/json"]["schema"]
+        content = operation["responses"][success[0]]["content"]
+        if "application/json" not in content:
+            assert content, (method, path)  # a file or a stream names its media type
+            continue
+        schema = content["application/json"]["schema"]
         assert schema.get("$ref", "").startswith("#/components/schemas/"), (method, path)
 
 
@@ -59,6 +63,26 @@ def test_errors_are_listed_with_the_error_envelope(document):
             if status.startswith(("4", "5")):
                 schema = response["content"]["application/json"]["schema"]
                 assert schema == {"$ref": "#/components/schemas/ErrorEnvelope"}, (method, path)
+
+
+def test_routes_that_need_a_session_say_so_and_list_its_errors(document):
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["session"] == {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "lineup_session",
+        "description": schemes["session"]["description"],
+    }
+    assert schemes["csrf"]["in"] == "header" and schemes["csrf"]["name"] == "X-CSRF-Token"
+    for method, path, operation in _operations(document):
+        needs = {name for option in operation.get("security", []) for name in option}
+        if path.startswith("/api/workspaces/") or path.startswith("/api/notifications"):
+            assert "session" in needs, (method, path)
+        if "session" in needs:
+            assert "401" in operation["responses"], (method, path)
+        if method in WRITES and "session" in needs:
+            assert "csrf" in needs and "403" in operation["responses"], (method, path)
+    assert "security" not in document["paths"]["/api/auth/signin"]["post"]
 
 
 def test_rate_limited_routes_say_so(document):

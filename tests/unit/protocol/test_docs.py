@@ -8,6 +8,7 @@ from fastapi.routing import APIRoute, APIWebSocketRoute
 from starlette.routing import WebSocketRoute
 
 from lineup.hub import Settings, create_app
+from lineup.hub.api.openapi import all_routes
 from lineup.protocol import CATALOG, RECORDED_TYPES
 from lineup.protocol.codec import MAX_DEPTH
 from lineup.protocol.errors import ErrorCode
@@ -38,12 +39,16 @@ def _documented_routes() -> set[tuple[str, str]]:
 def _app_routes() -> list[tuple[str, str]]:
     app = create_app(Settings(database_url="sqlite://"))
     routes: list[tuple[str, str]] = []
-    for route in app.routes:
+    for route, path in all_routes(app):
         if isinstance(route, APIRoute) and route.include_in_schema:
-            routes.extend((method, route.path) for method in sorted(route.methods))
+            routes.extend((method, path) for method in sorted(route.methods))
         elif isinstance(route, WebSocketRoute | APIWebSocketRoute):
-            routes.append(("GET", route.path))
+            routes.append(("GET", path))
     return routes
+
+
+def test_the_route_list_reaches_into_the_routers():
+    assert ("POST", "/api/workspaces/{workspace_id}/tasks") in _app_routes()
 
 
 @pytest.mark.parametrize(("method", "path"), _app_routes())

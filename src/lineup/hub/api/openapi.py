@@ -8,16 +8,22 @@ decorator::
     @router.post("/things", status_code=201, **answers(Thing, 400, 401, 403, 409, 413))
 
 naming its response model and the error statuses it can produce; :func:`install` removes the
-phantom 422 from the generated document.
+phantom 422 from the generated document and says which routes need the session cookie and the
+CSRF header (any route that depends on the signed-in person).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, routing
+from fastapi.dependencies.models import Dependant
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
 
+from lineup.hub.api.deps import CSRF_HEADER, SAFE_METHODS, signed_in
 from lineup.hub.api.responses import ErrorEnvelope
 
 MEANINGS: dict[int, str] = {
@@ -61,8 +67,25 @@ def answers(model: type[Any] | None, *statuses: int, database: bool = True) -> d
     return declared
 
 
-def install(app: FastAPI) -> None:
-    """Generate the document once, without the validation error FastAPI would advertise."""
+def all_routes(app: FastAPI) -> Iterator[tuple[BaseRoute, str]]:
+    """Every route with its full path, including those of included routers (which recent
+    FastAPI keeps nested instead of copying into ``app.routes``)."""
+    contexts = getattr(routing, "iter_route_contexts", None)
+    if contexts is None:
+        for route in app.routes:
+            yield route, str(getattr(route, "path_format", getattr(route, "path", "")))
+        return
+    for context in contexts(app.routes):
+        yield context.original_route, str(context.path_format or "")
+
+
+def _depends_on(dependant: Dependant, call: Callable[..., Any]) -> bool:
+    return dependant.call is call or any(_depends_on(d, call) for d in dependant.dependencies)
+
+
+def install(app: FastAPI, *, session_cookie: str) -> None:
+    """Generate the document once, without the validation error FastAPI would advertise and
+    with the session cookie and CSRF header on the routes that need them."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -72,13 +95,42 @@ def install(app: FastAPI) -> None:
                 description=app.description,
                 routes=app.routes,
             )
-            for path_item in schema.get("paths", {}).values():
+            paths = schema.get("paths", {})
+            for path_item in paths.values():
                 for operation in path_item.values():
                     if isinstance(operation, dict):
                         operation.get("responses", {}).pop("422", None)
-            schemas = schema.get("components", {}).get("schemas", {})
+            components = schema.setdefault("components", {})
+            schemas = components.get("schemas", {})
             for name in ("HTTPValidationError", "ValidationError"):
                 schemas.pop(name, None)
+            components["securitySchemes"] = {
+                "session": {
+                    "type": "apiKey",
+                    "in": "cookie",
+                    "name": session_cookie,
+                    "description": "Set by sign-up and sign-in.",
+                },
+                "csrf": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": CSRF_HEADER,
+                    "description": "The `csrfToken` of sign-in; needed on every state change.",
+                },
+            }
+            for route, path in all_routes(app):
+                if not (isinstance(route, APIRoute) and route.include_in_schema):
+                    continue
+                if not _depends_on(route.dependant, signed_in):
+                    continue
+                for method in route.methods or ():
+                    operation = paths.get(path, {}).get(method.lower())
+                    if operation is None:
+                        continue
+                    needs: dict[str, list[str]] = {"session": []}
+                    if method not in SAFE_METHODS:
+                        needs["csrf"] = []
+                    operation["security"] = [needs]
             app.openapi_schema = schema
         return app.openapi_schema
 
