@@ -4,6 +4,7 @@ sockets. Benchmarks print figures; they assert nothing about time."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -279,6 +280,8 @@ async def running_cluster(
     nodes: int, database_url: str, redis_url: str | None, **env: str
 ) -> AsyncIterator[list[Hub]]:
     """``nodes`` hub processes on one database (and Redis); started one after the other."""
+    # Every node of a cluster needs the same secret key (32 bytes, base64url).
+    env.setdefault("LINEUP_SECRET_KEY", base64.urlsafe_b64encode(os.urandom(32)).decode())
     async with contextlib.AsyncExitStack() as stack:
         hubs = [
             await stack.enter_async_context(

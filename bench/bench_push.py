@@ -44,7 +44,11 @@ async def _ack(ws: object, event_id: str) -> float:
 async def main(count: int, database_url: str | None) -> None:
     with PushService() as service:
         device = service.device("phone")
-        env = {"LINEUP_PUSH_ALLOW_HTTP": "1", "LINEUP_VAPID_SUBJECT": "mailto:bench@example.test"}
+        env = {
+            "LINEUP_PUSH_ALLOW_HTTP": "1",
+            "LINEUP_PUSH_HOSTS": "127.0.0.1",
+            "LINEUP_VAPID_SUBJECT": "mailto:bench@example.test",
+        }
         async with running_hub(database_url, **env) as hub:
             session = await sign_up(hub)
             response = await session.client.post(

@@ -29,8 +29,10 @@ def test_the_mvp_demo_runs_end_to_end_in_the_browser(new_context: Any, hub: Hub)
 
     # --- sign up: the account comes with its first workspace --------------------------------
     page.goto("/")
-    expect(page).to_have_url(re.compile(r"/signin"))
-    page.get_by_role("link", name="Create an account").click()
+    # a new hub opens on Create account; one with accounts (other tests') on Sign in
+    expect(page).to_have_url(re.compile(r"/(signin|signup)$"))
+    if page.url.endswith("/signin"):
+        page.get_by_role("link", name="Create an account").click()
     page.get_by_label("Display name").fill("Ana")
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
@@ -59,6 +61,10 @@ def test_the_mvp_demo_runs_end_to_end_in_the_browser(new_context: Any, hub: Hub)
 
 def _run_demo(page: Page, agent: ScriptedAgent, new_context: Any, email: str) -> None:
     expect(page.get_by_text("builder is connected")).to_be_visible()
+    # the used code stops counting down, and the next step is offered
+    expect(page.get_by_test_id("pairing-used")).to_contain_text("Used by builder")
+    expect(page.get_by_test_id("pairing-countdown")).to_have_count(0)
+    expect(page.get_by_role("button", name="Start a conversation")).to_be_visible()
     page.get_by_role("button", name="Done").click()
     card = page.locator(f"[data-agent-id='{agent.pairing.agent_id}']")
     expect(card.get_by_text("Online", exact=True)).to_be_visible()
@@ -206,7 +212,9 @@ def _run_demo(page: Page, agent: ScriptedAgent, new_context: Any, email: str) ->
     )
     agent.disconnect()
     lost = detail.get_by_role("status").filter(has_text="Agent connection lost")
-    expect(lost).to_contain_text(re.compile(r"Last heartbeat \d\d:\d\d:\d\d"))
+    expect(lost).to_contain_text(
+        re.compile(r"Lost at \d\d:\d\d:\d\d \(.*\); last heartbeat \d\d:\d\d:\d\d")
+    )
     expect(detail.get_by_text("Agent connection lost", exact=True).first).to_be_visible()
     expect(page.get_by_test_id("agents-online")).to_have_text("0 of 1 agent online")
     screenshot(page, "task-detail-connection-lost")

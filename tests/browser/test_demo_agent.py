@@ -141,7 +141,14 @@ def test_the_demo_loop_with_the_real_demo_agent(
     page.locator(f"a[data-task-id='{task_id}']").click()
     detail = page.get_by_role("complementary")
     expect(detail.locator(".td-status")).to_contain_text("Succeeded", timeout=20_000)
-    expect(detail.get_by_role("link", name=re.compile("Report"))).to_be_visible()
+    report = detail.get_by_role("link", name=re.compile("Report"))
+    expect(report).to_be_visible()
+    # the report is a file in the hub: a click downloads what the agent wrote
+    with page.expect_download() as downloading:
+        report.click()
+    saved = Path(downloading.value.path()).read_text(encoding="utf-8")
+    assert saved.startswith("# Migrate the orders database"), saved
+    assert "Approved by Ana" in saved
     timeline = detail.locator(".timeline")
     expect(timeline).to_contain_text("builder accepted the task")
     for line in ["accepted the task", "added a child task", "asked for an approval", "produced"]:

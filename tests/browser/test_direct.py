@@ -80,7 +80,8 @@ def _run_direct(tmp_path: Path, extra: list[str]) -> Iterator[DirectProcess]:
         "TMPDIR": str(scratch),  # where the throwaway database goes (checked at the end)
         "LINEUP_AGENT_HOME": str(tmp_path / "agent-home"),
         "LINEUP_HOME": str(tmp_path / "unused-hub-home"),
-        "PYTHONPATH": str(REPO),  # for --module tests.browser.test_direct:…
+        # this checkout's code, and its tests for --module tests.browser.test_direct:…
+        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
     }
     for name in ("LINEUP_DATABASE_URL", "LINEUP_REDIS_URL", "LINEUP_MODE", "LINEUP_DIRECT_TOKEN"):
         env.pop(name, None)
@@ -190,6 +191,12 @@ def _token_screen(page: Page) -> None:
     expect(page.get_by_role("heading", name="Inbox", level=1)).to_be_visible()
     expect(page.get_by_test_id("agents-online")).to_have_text("1 of 1 agent online")
     expect(page.get_by_test_id("direct-badge")).to_have_text("Direct mode")
+    screenshot(page, "direct-phone-inbox")
+    # A 390 px phone: the top bar fits, with the inbox still on screen.
+    fits = "() => (b => b.scrollWidth <= b.clientWidth)(document.querySelector('.topbar'))"
+    assert page.evaluate(fits), "the top bar overflows"
+    inbox = page.get_by_test_id("topbar-inbox").bounding_box()
+    assert inbox is not None and inbox["x"] + inbox["width"] <= PHONE["width"]
 
 
 def _track_a_task_and_approve(page: Page) -> None:
@@ -200,6 +207,10 @@ def _track_a_task_and_approve(page: Page) -> None:
     expect(page.get_by_role("checkbox", name=re.compile("builder"))).to_be_checked()
     page.get_by_role("button", name="Create conversation").click()
     expect(page.get_by_role("heading", name="Release")).to_be_visible()
+    # no keyboard hints on a phone: it has no Shift+Enter
+    expect(page.get_by_label("Message", exact=True)).to_have_attribute(
+        "placeholder", "Write what you need…"
+    )
     page.get_by_label("Message", exact=True).fill(TITLE)
     page.get_by_label("Track as task").check()
     page.get_by_role("button", name="Send").click()
@@ -237,7 +248,12 @@ def _track_a_task_and_approve(page: Page) -> None:
     expect(stream.get_by_text("Done: Ana approved, the report is attached.")).to_be_visible(
         timeout=DEADLINE * 1000
     )
-    expect(stream.get_by_role("link", name=re.compile("Report"))).to_be_visible()
+    report = stream.get_by_role("link", name=re.compile("Report"))
+    expect(report).to_be_visible()
+    # served by the agent's own LineUp, with this person's session: the report opens
+    opened = page.request.get(report.evaluate("a => a.href"))
+    assert opened.status == 200, opened.text()
+    assert opened.text().startswith(f"# {TITLE}")
     expect(page.locator(".task-chip").first).to_contain_text("Succeeded")
     screenshot(page, "direct-phone-done")
 

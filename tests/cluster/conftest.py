@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from lineup.store.sealed import new_key_text
 from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url
 from tests.e2e.processes import HubProcess, free_port, wait_until
 
@@ -148,6 +149,7 @@ def start_cluster(
     pg_database: str, redis_server: RedisServer, tmp_path: Path
 ) -> Iterator[Callable[..., list[Node]]]:
     nodes: list[Node] = []
+    secret_key = new_key_text()  # every node of a cluster needs the same one
 
     def start(names: tuple[str, ...] = ("a", "b", "c"), **env: str) -> list[Node]:
         started = []
@@ -163,6 +165,7 @@ def start_cluster(
                     "LINEUP_LEASE_TTL": "2",
                     "LINEUP_CLUSTER_CHECK_INTERVAL": "0.5",
                     "LINEUP_PAIRING_ATTEMPTS_PER_IP": "1000",
+                    "LINEUP_SECRET_KEY": secret_key,
                     **env,
                 },
             )

@@ -85,7 +85,15 @@ def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
     assert counts["interaction.requested"] == 1
     assert counts["interaction.resolved"] == 1
     assert counts["artifact.created"] == 1
-    assert len(final["artifacts"]) == 1 and final["artifacts"][0]["url"]
+    (report,) = final["artifacts"]
+    # the report is stored in the hub, so the person can open it (not a path on the agent's
+    # machine): the exact text the agent wrote, as a download
+    opened = ana.http.get(report["url"])
+    assert opened.status_code == 200, opened.text
+    assert opened.text.startswith("# Migrate the orders database")
+    assert "Approved by Ana" in opened.text
+    assert opened.headers["content-disposition"].startswith("attachment;")
+    assert report["mimeType"] == "text/markdown"
     conversation = final["task"]["conversationId"]
     messages = ana.get(f"/conversations/{conversation}/messages")["messages"]
     from_agent = [m for m in messages if m["author"]["kind"] == "agent"]

@@ -38,6 +38,7 @@ from tests.conftest import sqlite_url
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 DEADLINE = 20.0
+MIGRATION_LOG = b"orders: 3 columns added\n"
 
 
 # --- the one agent, whatever the mode --------------------------------------------------------
@@ -59,6 +60,7 @@ def build_agent(config: AgentConfig, state_dir: Path) -> Agent:
         await ctx.progress(30, "Planning")
         approval = await ctx.ask_approval("Run the migration?", risk="high")
         outcome = "Migrated" if approval.approved else "Skipped"
+        await ctx.upload_artifact("Migration log", MIGRATION_LOG, file_name="migration.log")
         await ctx.say(f"{outcome}: {approval.by_name} answered.")
         return outcome
 
@@ -134,6 +136,12 @@ async def the_story(person: Person, agent_id: str) -> None:
 
     done = await until(succeeded, "the task to succeed")
     assert done["task"]["summary"] == "Migrated"
+    # the artifact the agent uploaded opens for the person, from the hub (or the agent itself)
+    (artifact,) = done["artifacts"]
+    assert artifact["url"].startswith(f"/api/workspaces/{person.workspace_id}/files/")
+    opened = await person.http.get(artifact["url"])
+    assert opened.status_code == 200, opened.text
+    assert opened.content == MIGRATION_LOG
 
 
 # --- a hub in this process, for the hub-mode side --------------------------------------------

@@ -102,7 +102,11 @@ def respond(
     if not isinstance(by, str) or not by.strip():
         raise DomainError("invalid_argument", "An answer needs to say who gave it.")
     if state.status is InteractionStatus.CANCELLED:
-        raise DomainError("conflict", "This request was cancelled; it can no longer be answered.")
+        raise DomainError(
+            "conflict",
+            "This request was cancelled (withdrawn); it can no longer be answered.",
+            details={"reason": "cancelled"},
+        )
     if state.status is InteractionStatus.EXPIRED or is_due(state, now_ms):
         # The caller records the expiry; the person learns why their answer did not count.
         expires = state.request.expires_at_ms

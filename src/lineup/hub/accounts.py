@@ -1,8 +1,13 @@
-"""People's accounts: sign-up (with a first workspace), sign-in sessions, workspaces.
+"""People's accounts: sign-up (with a first workspace, or into the workspace of an
+invitation), sign-in sessions, password changes, workspaces.
 
 A session is a random token in an HttpOnly, SameSite=Lax cookie, stored hashed; a second
 random token, readable by the page, must come back in ``X-CSRF-Token`` on every state-changing
 request (double submit, bound to the session).
+
+Passwords are hashed off the event loop (:mod:`lineup.hub.security`); wrong ones slow down
+further tries of the same account from anywhere (``limits.signin_by_account``), counted the
+same whether or not the account exists, so the wait says nothing about who has one.
 """
 
 from __future__ import annotations
@@ -10,9 +15,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lineup.hub import invitations
 from lineup.hub.actors import Person
+from lineup.hub.password_policy import check_password
 from lineup.hub.recorder import Writing
-from lineup.hub.security import hash_password, new_token, token_hash, verify_password
+from lineup.hub.security import (
+    hash_password,
+    hash_password_off_loop,
+    new_token,
+    token_hash,
+    verify_password_off_loop,
+)
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
 from lineup.protocol.ids import new_id
@@ -20,7 +33,6 @@ from lineup.store import Reader, SessionRecord, User
 from lineup.store import auth as store_auth
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-MIN_PASSWORD = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +50,20 @@ def normalise_email(email: str) -> str:
     return clean
 
 
-def check_password(password: str) -> None:
-    if len(password) < MIN_PASSWORD:
-        raise InvalidArgument(
-            f"Choose a password of at least {MIN_PASSWORD} characters.",
-            details={"field": "password"},
+def check_signup_allowed(mode: str, invitation_code: str | None) -> None:
+    """The hub's ``LINEUP_SIGNUP`` rule for a sign-up from the API (``lineup user create``,
+    run by whoever runs the hub, is not asked)."""
+    if mode == "closed":
+        raise Forbidden(
+            "This hub does not take sign-ups; ask whoever runs it to create your account.",
+            details={"signup": mode},
         )
-    if len(password) > 1024:
-        raise InvalidArgument("That password is too long.", details={"field": "password"})
+    if mode == "invite" and not (invitation_code or "").strip():
+        raise Forbidden(
+            "This hub takes sign-ups by invitation only; enter the invitation code you were "
+            "given, or ask a workspace owner for one.",
+            details={"signup": mode, "field": "invitationCode"},
+        )
 
 
 def create_workspace(w: Writing, user: User, name: str, role: str = "owner") -> str:
@@ -66,13 +84,22 @@ def create_workspace(w: Writing, user: User, name: str, role: str = "owner") -> 
 
 
 async def sign_up(
-    hub: HubState, email: str, password: str, display_name: str, workspace_name: str | None
+    hub: HubState,
+    email: str,
+    password: str,
+    display_name: str,
+    workspace_name: str | None,
+    invitation_code: str | None = None,
 ) -> tuple[User, str]:
-    """Create a person and their first workspace; return the user and the workspace id."""
+    """Create a person and either their first workspace or, with an invitation, a membership
+    of the workspace it is for; return the user and that workspace's id."""
     clean_email = normalise_email(email)
-    check_password(password)
     name = display_name.strip() or clean_email.split("@")[0]
-    password_hash = hash_password(password)
+    check_password(password, (clean_email, name))
+    code = (invitation_code or "").strip() or None
+    if code is not None:  # a wrong code costs no hash; the write below checks it again
+        await hub.store.read(lambda r: invitations.check_usable(r, code, hub.clock()))
+    password_hash = await hash_password_off_loop(password)
 
     def job(w: Writing) -> tuple[User, str]:
         if w.read.get_user_by_email(clean_email) is not None:
@@ -81,7 +108,10 @@ async def sign_up(
                 details={"field": "email"},
             )
         user = User(id=new_id("user"), email=clean_email, display_name=name, created_at=w.now_ms)
-        workspace_id = create_workspace(w, user, workspace_name or f"{name}'s workspace")
+        if code is None:
+            workspace_id = create_workspace(w, user, workspace_name or f"{name}'s workspace")
+        else:
+            workspace_id = invitations.join(w, user, code)
         store_auth.set_password_hash(w.connection, user.id, password_hash)
         return user, workspace_id
 
@@ -94,6 +124,9 @@ async def sign_in(hub: HubState, email: str, password: str) -> NewSession:
         clean_email = normalise_email(email)
     except InvalidArgument:
         raise failure from None
+    assert hub.limits is not None
+    backoff = hub.limits.signin_by_account
+    backoff.attempt(clean_email, "sign-in")
 
     def read(r: Reader) -> tuple[User | None, str | None]:
         user = r.get_user_by_email(clean_email)
@@ -101,11 +134,57 @@ async def sign_in(hub: HubState, email: str, password: str) -> NewSession:
 
     user, stored = await hub.store.read(read)
     if user is None or stored is None:
-        verify_password(_DUMMY_HASH, password)  # same work either way: no user enumeration
+        # the same work either way: no user enumeration
+        await verify_password_off_loop(_DUMMY_HASH, password)
         raise failure
-    if not verify_password(stored, password):
+    if not await verify_password_off_loop(stored, password):
         raise failure
+    backoff.succeeded(clean_email)
     return await start_session(hub, user)
+
+
+async def change_password(
+    hub: HubState, signed: SignedIn, current_password: str, new_password: str
+) -> int:
+    """Set a new password (the current one proves it is the person, not a borrowed session)
+    and end every other session; returns how many were ended."""
+    assert hub.limits is not None
+    user = signed.user
+    backoff = hub.limits.signin_by_account
+    backoff.attempt(user.email, "password")
+    stored = await hub.store.read(lambda r: store_auth.get_password_hash(r.connection, user.id))
+    if stored is None or not await verify_password_off_loop(stored, current_password):
+        raise InvalidArgument(
+            "Your current password is not right.", details={"field": "currentPassword"}
+        )
+    backoff.succeeded(user.email)
+    check_password(new_password, (user.email, user.display_name))
+    if new_password == current_password:
+        raise InvalidArgument(
+            "Choose a password different from the current one.", details={"field": "password"}
+        )
+    password_hash = await hash_password_off_loop(new_password)
+
+    def job(w: Writing) -> int:
+        store_auth.set_password_hash(w.connection, user.id, password_hash)
+        return store_auth.revoke_other_sessions(w.connection, user.id, signed.session.id, w.now_ms)
+
+    return await hub.recorder.run(job)
+
+
+async def sign_out_other_sessions(hub: HubState, signed: SignedIn) -> int:
+    """End every session of this person but the one asking; returns how many were ended."""
+
+    def job(w: Writing) -> int:
+        return store_auth.revoke_other_sessions(
+            w.connection, signed.user.id, signed.session.id, w.now_ms
+        )
+
+    return await hub.recorder.run(job)
+
+
+async def any_accounts(hub: HubState) -> bool:
+    return await hub.store.read(lambda r: store_auth.any_password_account(r.connection))
 
 
 async def start_session(hub: HubState, user: User) -> NewSession:

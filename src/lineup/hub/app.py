@@ -18,6 +18,8 @@ from lineup.hub.agent_gateway import serve_agent
 from lineup.hub.api import agents as agents_api
 from lineup.hub.api import auth as auth_api
 from lineup.hub.api import direct as direct_api  # direct mode (issue 5)
+from lineup.hub.api import files as files_api
+from lineup.hub.api import invitations as invitations_api
 from lineup.hub.api import notifications as notifications_api  # notifications (issue 6)
 from lineup.hub.api import openapi, responses
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
@@ -30,9 +32,12 @@ from lineup.hub.errors import error_response, install_error_handlers
 from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
+from lineup.hub.secret_keys import cannot_open, key_file, load_keyring
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
+from lineup.store.notifications import reseal_secrets
+from lineup.store.sealed import Keyring, UnreadableSecret
 
 log = logging.getLogger("lineup.hub")
 
@@ -55,8 +60,13 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(settings.database_url)
-        await store.migrate()
-        hub = HubState.create(settings, store, clock)
+        try:
+            await store.migrate()
+            keyring = await _open_secrets(settings, store)
+        except BaseException:
+            await store.close()
+            raise
+        hub = HubState.create(settings, store, clock, keyring)
         app.state.hub = hub
         if settings.direct is not None:  # direct mode (issue 5): its workspace, person, agent
             await direct_api.prepare(hub, settings.direct)
@@ -95,8 +105,10 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)
+    app.include_router(invitations_api.router)
     app.include_router(agents_api.router)
     app.include_router(work_api.router)
+    app.include_router(files_api.router)
     app.include_router(notifications_api.router)  # notifications (issue 6)
     app.include_router(tools_api.router)  # tools (issue 5)
     # --- direct mode (issue 5): GET /api/direct for every hub; the rest only in direct mode
@@ -175,6 +187,25 @@ def _start_notifications(hub: HubState) -> asyncio.Task[None] | None:
 
 
 # --- end notifications ---------------------------------------------------------------------
+
+
+async def _open_secrets(settings: Settings, store: Store) -> Keyring:
+    """The hub's keys, checked against every stored secret before anything uses one; what is
+    plain text (an older hub's database) or sealed with an older key is sealed again now."""
+    keyring = load_keyring(settings)
+    if settings.redis_url and not settings.secret_keys:
+        log.warning(
+            "LINEUP_REDIS_URL is set but LINEUP_SECRET_KEY is not: every node of a cluster "
+            "needs the same LINEUP_SECRET_KEY (this node uses %s)",
+            key_file(settings),
+        )
+    try:
+        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
+    except UnreadableSecret as exc:
+        raise cannot_open(settings, exc) from None
+    if changed:
+        log.info("sealed %d stored secrets under key %s", changed, keyring.current_id)
+    return keyring
 
 
 # --- cluster (issue 7) ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``lineup serve`` and ``lineup user create``: the hub's part of the command line."""
+"""``lineup serve``, ``lineup user create`` and ``lineup secrets``: the hub's part of the
+command line."""
 
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="environment variable holding the password (else you are asked)",
     )
     create.set_defaults(func=_user_create)
+
+    secrets = commands.add_parser("secrets", help="the key that seals secrets in the database")
+    secret_commands = secrets.add_subparsers(
+        dest="secrets_command", metavar="ACTION", required=True
+    )
+    secret_commands.add_parser(
+        "new-key", help="print a fresh key for LINEUP_SECRET_KEY or the key file"
+    ).set_defaults(func=_secrets_new_key)
+    secret_commands.add_parser(
+        "rotate",
+        help="seal every stored secret again under the first key (then older keys can go)",
+    ).set_defaults(func=_secrets_rotate)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -158,3 +171,40 @@ async def create_user(
         return user.id, workspace_id
     finally:
         await store.close()
+
+
+def _secrets_new_key(_: argparse.Namespace) -> int:
+    from lineup.store.sealed import new_key_text
+
+    print(new_key_text())
+    return 0
+
+
+def _secrets_rotate(_: argparse.Namespace) -> int:
+    try:
+        kid, changed = asyncio.run(rotate_secrets(Settings.from_env()))
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{changed} stored secrets sealed again; all now under key {kid}")
+    return 0
+
+
+async def rotate_secrets(settings: Settings) -> tuple[str, int]:
+    """Seal what is plain or under an older key with the current key: the id of the current
+    key and how many values changed. Nothing changes if any value opens with no key."""
+    from lineup.hub.secret_keys import cannot_open, load_keyring
+    from lineup.store import Store
+    from lineup.store.notifications import reseal_secrets
+    from lineup.store.sealed import UnreadableSecret
+
+    keyring = load_keyring(settings)
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
+    except UnreadableSecret as exc:
+        raise cannot_open(settings, exc) from None
+    finally:
+        await store.close()
+    return keyring.current_id, changed

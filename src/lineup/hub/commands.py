@@ -34,8 +34,10 @@ from lineup.protocol.errors import (
     NotFound,
 )
 from lineup.protocol.ids import new_id
-from lineup.protocol.interaction import InteractionResponse
+from lineup.protocol.interaction import Attachment, InteractionResponse
+from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, records
+from lineup.store.files import get_file_info
 
 ACTIVE_TASK_STATUSES = ("queued", "running", "waiting_for_human")
 
@@ -44,6 +46,28 @@ def derived_id(prefix: str, *parts: str) -> str:
     """A stable id made from an idempotency key, so a resent command names the same object."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
     return f"{prefix}_{digest}"
+
+
+def check_hub_files(w: Writing, workspace_id: str, urls: list[str]) -> None:
+    """Every hub file among ``urls`` was uploaded to this workspace: a link to another
+    workspace's file, or to none, would be a dead link for everyone who sees it."""
+    for url in urls:
+        ref = hub_file(url)
+        if ref is None:
+            continue
+        if (
+            ref.workspace_id != workspace_id
+            or get_file_info(w.read.connection, workspace_id, ref.file_id) is None
+        ):
+            raise InvalidArgument(
+                f"{url} is not a file stored in this workspace; upload it first "
+                "(POST /api/agent/artifacts) and use the url it answers.",
+                details={"url": url},
+            )
+
+
+def _attachment_urls(attachments: list[Attachment] | None) -> list[str]:
+    return [a.url for a in attachments or ()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +315,94 @@ def request_cancel(
         conversation_id=task.conversation_id,
         task_id=task_id,
     )
+    withdraw_open_requests(w, task, actor=person.actor)
     return Recorded(result, task_id)
+
+
+WITHDRAWN_REASON = "The task was cancelled."
+"""Why a cancel withdrew a request: shown on the card and told to the agent."""
+
+
+def withdraw_open_requests(w: Writing, task: records.Task, *, actor: str) -> int:
+    """A cancel (requested or confirmed) withdraws every open request of the task and of its
+    child tasks: an answer to work that is being stopped would reach nobody who can use it,
+    and a card left open invites a person to approve something that will not happen.
+
+    Records ``interaction.cancelled`` / ``tool.cancelled`` (ids derived from the request, so a
+    second cancel records nothing twice); the agent gets both on its downlink. Returns how many.
+    """
+    ws = task.workspace_id
+    withdrawn = 0
+    for task_id in _task_and_descendants(w, task):
+        for row in w.read.list_interactions(ws, statuses=["requested"], task_id=task_id):
+            w.append(
+                ws,
+                "interaction.cancelled",
+                {
+                    "interactionId": row.id,
+                    "reason": WITHDRAWN_REASON,
+                    "taskId": task_id,
+                    "targetAgentId": row.agent_id,
+                },
+                actor=actor,
+                event_id=derived_id("evt", "withdrawn", ws, row.id),
+                conversation_id=row.conversation_id,
+                task_id=task_id,
+            )
+            withdrawn += 1
+        for call in w.read.list_tool_calls(ws, statuses=["pending"], task_id=task_id):
+            w.append(
+                ws,
+                "tool.cancelled",
+                {
+                    "toolCallId": call.id,
+                    "callId": call.call_id,
+                    "reason": WITHDRAWN_REASON,
+                    "taskId": task_id,
+                    "targetAgentId": call.agent_id,
+                },
+                actor=actor,
+                event_id=derived_id("evt", "withdrawn", ws, call.id),
+                conversation_id=call.conversation_id,
+                task_id=task_id,
+            )
+            withdrawn += 1
+    return withdrawn
+
+
+def _task_and_descendants(w: Writing, task: records.Task) -> list[str]:
+    found = [task.id]
+    for task_id in found:  # grows while it is walked: breadth first
+        found.extend(
+            child.id
+            for child in w.read.list_child_tasks(task.workspace_id, task_id)
+            if child.id not in found
+        )
+    return found
+
+
+def refuse_if_cancelling(task: records.Task) -> None:
+    """A task being cancelled asks nobody anything new: its requests were just withdrawn."""
+    if task.cancel_requested:
+        raise Conflict(
+            f"Task {task.id!r} is being cancelled; it cannot ask a person anything now.",
+            details={"reason": "cancelled", "taskId": task.id},
+        )
+
+
+def refuse_withdrawn(row: records.Interaction) -> None:
+    """A late answer to a withdrawn request: say why it did not count."""
+    if row.status != "cancelled":
+        return
+    if row.cancel_reason == WITHDRAWN_REASON:
+        message = "This request was withdrawn because its task was cancelled"
+    else:
+        why = f" ({row.cancel_reason.rstrip('.')})" if row.cancel_reason else ""
+        message = f"This request was withdrawn{why}"
+    raise Conflict(
+        f"{message}; your answer was not recorded and did not reach the agent.",
+        details={"reason": "cancelled", "interactionId": row.id, "taskId": row.task_id},
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +426,7 @@ def respond(
             f"No interaction {interaction_id!r} in this workspace.",
             details={"interactionId": interaction_id},
         )
+    refuse_withdrawn(row)
     state = interaction_state(row)
     if domain.is_due(state, w.now_ms):
         result = expire_interaction(w, row)
@@ -435,6 +547,9 @@ def task_status_changed(
         conversation_id=task.conversation_id,
         task_id=task.id,
     )
+    if change.status is ev.TaskStatusName.CANCELLED:
+        # The hub withdraws them, not the agent: its downlink must still tell it of each.
+        withdraw_open_requests(w, task, actor="system")
     return Recorded(result)
 
 
@@ -498,6 +613,7 @@ def interaction_requested(
     requested: ev.InteractionRequested,
 ) -> Recorded:
     wire = with_default_options(requested.interaction)
+    check_hub_files(w, agent.workspace_id, _attachment_urls(wire.attachments))
     with domain_rules():
         domain.validate_request(interaction_request(wire))
     existing = w.read.get_interaction(agent.workspace_id, wire.id)
@@ -512,6 +628,7 @@ def interaction_requested(
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
             )
+        refuse_if_cancelling(task)
         conversation_id = task.conversation_id
     else:
         conversation_id = agents_conversation(w, agent, None, conversation_id)
@@ -535,6 +652,7 @@ def artifact_created(
     conversation_id: str | None,
     artifact: ev.ArtifactCreated,
 ) -> Recorded:
+    check_hub_files(w, agent.workspace_id, [artifact.url])
     conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
     payload = {**artifact.wire(), "artifactId": artifact_id}
@@ -564,6 +682,7 @@ def agent_message(
     conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     if conversation_id is None:
         raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
+    check_hub_files(w, agent.workspace_id, _attachment_urls(message.attachments))
     message_id = message.message_id or derived_id("msg", agent.agent_id, event_id)
     payload: dict[str, Any] = {
         "messageId": message_id,

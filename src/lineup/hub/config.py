@@ -59,8 +59,17 @@ class Settings:
     pairing_attempts_per_code: int = 5
     pairing_window: float = 60.0
     signin_attempts_per_ip: int = 20
+    signup: str = "open"
+    """Who may create an account: ``open`` (anyone; an invitation joins its workspace),
+    ``invite`` (only with an invitation) or ``closed`` (only ``lineup user create``)."""
+    invitation_ttl: float = 7 * 24 * 3600.0
     static_dir: Path | None = None
+    artifact_max_bytes: int = 10 * 1024 * 1024
+    """The largest file an agent may upload (``POST /api/agent/artifacts``)."""
     direct: DirectMode | None = None  # direct mode (issue 5): see DirectMode
+    secret_keys: tuple[str, ...] = field(default=(), repr=False)
+    """``LINEUP_SECRET_KEY``: the keys sealing stored secrets, current first; empty means the
+    key file under ``home`` (see :mod:`lineup.hub.secret_keys`)."""
     # --- notifications (issue 6): LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_* ---
     smtp_host: str | None = None
     smtp_port: int = 587
@@ -74,7 +83,11 @@ class Settings:
     notify_retry_max: float = 600.0
     notify_max_attempts: int = 8
     notify_enabled: bool = True
-    push_allow_http: bool = False  # tests: push endpoints on http://127.0.0.1
+    push_allow_http: bool = False
+    """Allow http:// push endpoints on the hosts of ``push_hosts`` (a local test service)."""
+    push_hosts: tuple[str, ...] = ()
+    """Push services besides the browsers' own (``LINEUP_PUSH_HOSTS``): ``host`` or
+    ``*.domain``. The hub posts to these even on private addresses: the operator vouches."""
     # --- end notifications ---
     # --- cluster (issue 7) ---
     lease_ttl: float = 10.0
@@ -116,6 +129,12 @@ class Settings:
             ),
             "node_id": os.environ.get("LINEUP_NODE_ID", "node-1"),
             "pairing_attempts_per_ip": int(os.environ.get("LINEUP_PAIRING_ATTEMPTS_PER_IP", "10")),
+            "artifact_max_bytes": int(
+                os.environ.get("LINEUP_ARTIFACT_MAX_BYTES") or 10 * 1024 * 1024
+            ),
+            "signup": _signup_mode(os.environ.get("LINEUP_SIGNUP", "")),
+            "invitation_ttl": _seconds("LINEUP_INVITATION_TTL", 7 * 24 * 3600.0),
+            "secret_keys": _secret_keys_env(),
             **_notification_env(),  # notifications (issue 6)
             # cluster (issue 7)
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
@@ -123,6 +142,22 @@ class Settings:
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+SIGNUP_MODES = ("open", "invite", "closed")
+
+
+def _signup_mode(raw: str) -> str:
+    mode = raw.strip().lower() or "open"
+    if mode not in SIGNUP_MODES:
+        raise ValueError("LINEUP_SIGNUP must be open, invite or closed")
+    return mode
+
+
+def _secret_keys_env() -> tuple[str, ...]:
+    from lineup.hub.secret_keys import parse_key_list
+
+    return parse_key_list(os.environ.get("LINEUP_SECRET_KEY") or "")
 
 
 # --- notifications (issue 6) ---------------------------------------------------------------
@@ -145,6 +180,9 @@ def _notification_env() -> dict[str, object]:
         "vapid_subject": env.get("LINEUP_VAPID_SUBJECT") or None,
         "notify_interval": _seconds("LINEUP_NOTIFY_INTERVAL", 2.0),
         "push_allow_http": env.get("LINEUP_PUSH_ALLOW_HTTP", "") in ("1", "true"),
+        "push_hosts": tuple(
+            h.strip() for h in (env.get("LINEUP_PUSH_HOSTS") or "").split(",") if h.strip()
+        ),
     }
 
 

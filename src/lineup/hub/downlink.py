@@ -71,6 +71,12 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
         if p.get("respondedByName"):
             payload["respondedByName"] = p["respondedByName"]
         return _envelope(event, "interaction.resolved", payload)
+    if event.type == "interaction.cancelled":
+        payload = {"interactionId": p["interactionId"]}
+        for key in ("reason", "taskId"):
+            if p.get(key):
+                payload[key] = p[key]
+        return _envelope(event, "interaction.cancelled", payload)
     if event.type == "task.cancel_requested":
         payload = {"taskId": p["taskId"]}
         if p.get("reason"):
@@ -83,6 +89,12 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             if p.get(key) is not None:
                 payload[key] = p[key]
         return _envelope(event, "tool.result", payload)
+    if event.type == "tool.cancelled" and event.actor != f"agent:{agent_id}":
+        # The agent's own tool.cancel is not echoed; a withdrawal by the hub is news.
+        payload = {"call_id": p["callId"]}
+        if p.get("reason"):
+            payload["reason"] = p["reason"]
+        return _envelope(event, "tool.cancelled", payload)
     return None
 
 

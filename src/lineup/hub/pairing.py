@@ -3,7 +3,13 @@ for a credential. Codes are stored hashed; redemption is throttled per IP and pe
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from lineup.hub.actors import Person
@@ -21,6 +27,30 @@ from lineup.store import AgentCredentialRecord, PairingCodeRecord
 from lineup.store import auth as store_auth
 
 _NEW_CODE = "Ask for a new pairing code in LineUp (Agents → Connect my agent); codes last 10 min."
+
+
+def lineup_program(
+    executable: str,
+    cwd: Path,
+    which: Callable[[str], str | None] = shutil.which,
+) -> str:
+    """How a person on this machine starts ``lineup``: the bare name when that is the one
+    beside this hub's Python, else that one's path (a checkout's ``.venv/bin/lineup``, which a
+    newcomer has without ``lineup`` on their PATH), relative to where the hub was started."""
+    beside = Path(executable).with_name("lineup")
+    found = which("lineup")
+    if not beside.exists() or (found is not None and Path(found).absolute() == beside.absolute()):
+        return "lineup"
+    try:
+        shown = str(beside.absolute().relative_to(cwd.absolute()))
+    except ValueError:
+        shown = str(beside.absolute())
+    return shlex.quote(shown)
+
+
+@cache
+def this_lineup() -> str:
+    return lineup_program(sys.executable, Path.cwd())
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 from lineup.hub.config import Settings
 from lineup.hub.fanout import Broker
 from lineup.hub.presence import Presence
-from lineup.hub.ratelimit import AttemptLimiter
+from lineup.hub.ratelimit import AttemptLimiter, FailureBackoff
 from lineup.hub.recorder import Clock, Recorder, system_clock
 from lineup.store import Store
+from lineup.store.sealed import Keyring
 
 if TYPE_CHECKING:  # cluster (issue 7)
     from lineup.hub.cluster import Cluster
@@ -23,14 +24,16 @@ class Limits:
     pairing_by_ip: AttemptLimiter
     pairing_by_code: AttemptLimiter
     signin_by_ip: AttemptLimiter
+    signin_by_account: FailureBackoff
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: Settings, clock: Clock = system_clock) -> Limits:
         window = settings.pairing_window
         return cls(
             pairing_by_ip=AttemptLimiter(settings.pairing_attempts_per_ip, window),
             pairing_by_code=AttemptLimiter(settings.pairing_attempts_per_code, window * 10),
             signin_by_ip=AttemptLimiter(settings.signin_attempts_per_ip, window),
+            signin_by_account=FailureBackoff(clock),
         )
 
 
@@ -45,6 +48,8 @@ class HubState:
     limits: Limits | None = None
     started_ms: int = 0
     notifier: Any = None  # notifications (issue 6): the NotificationWorker, once started
+    keyring: Keyring = None  # type: ignore[assignment]
+    """Seals and opens the secrets stored in the database; set by create()."""
     # --- cluster (issue 7): set by create(); Optional only for hand-built states in tests
     cluster: Cluster = None  # type: ignore[assignment]
     metrics: Metrics = None  # type: ignore[assignment]
@@ -57,10 +62,17 @@ class HubState:
     # --- end cluster
 
     @classmethod
-    def create(cls, settings: Settings, store: Store, clock: Clock = system_clock) -> HubState:
+    def create(
+        cls,
+        settings: Settings,
+        store: Store,
+        clock: Clock = system_clock,
+        keyring: Keyring | None = None,
+    ) -> HubState:
         # --- cluster (issue 7): commits reach followers here and on every other node
         from lineup.hub.cluster import Cluster
         from lineup.hub.metrics import Metrics
+        from lineup.hub.secret_keys import load_keyring
 
         broker = Broker()
         metrics = Metrics(settings.node_id)
@@ -73,10 +85,11 @@ class HubState:
             broker=broker,
             recorder=Recorder(store, clock),
             clock=clock,
-            limits=Limits.from_settings(settings),
+            limits=Limits.from_settings(settings, clock),
             started_ms=clock(),
             cluster=cluster,
             metrics=metrics,
+            keyring=keyring or load_keyring(settings),
         )
         metrics.watch(hub)
         return hub

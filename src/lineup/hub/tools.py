@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from lineup.hub.actors import AgentIdentity, Person
-from lineup.hub.commands import Recorded, agents_conversation, derived_id
+from lineup.hub.commands import (
+    WITHDRAWN_REASON,
+    Recorded,
+    agents_conversation,
+    agents_task,
+    derived_id,
+    refuse_if_cancelling,
+)
 from lineup.hub.recorder import Writing
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.codec import Decoded, describe_validation_error
@@ -178,6 +185,8 @@ def call_tool(
     """Validate an agent's ``tool.call`` and record it as a pending ``tool.called``."""
     ws = agent.workspace_id
     conversation_id = agents_conversation(w, agent, task_id, conversation_id)
+    if task_id is not None:
+        refuse_if_cancelling(agents_task(w, agent, task_id))
     validate_call(registry(w.read, ws), call)
     own_id = tool_call_id(ws, agent.agent_id, call.call_id)
     existing = w.read.get_tool_call(ws, own_id)
@@ -373,8 +382,15 @@ def _same_outcome(row: ToolCallRecord, outcome: dict[str, Any]) -> bool:
 def _answered_already(row: ToolCallRecord) -> Conflict:
     details: dict[str, Any] = {"toolCallId": row.id, "status": row.status}
     if row.status == "cancelled":
+        details["reason"] = "cancelled"
+        if row.cancel_reason == WITHDRAWN_REASON:
+            message = "This call was withdrawn because its task was cancelled"
+        else:
+            why = f" ({row.cancel_reason.rstrip('.')})" if row.cancel_reason else ""
+            message = f"The agent withdrew this call{why}"
         return Conflict(
-            "The agent withdrew this call; there is nothing to answer.", details=details
+            f"{message}; your answer was not recorded and did not reach the agent.",
+            details=details,
         )
     if row.status == "expired":
         details["reason"] = "expired"

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
 from lineup.protocol.envelope import Identifier
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
+from lineup.protocol.links import ArtifactUrl, check_block_data
 from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
 
 Title = Annotated[str, Field(min_length=1, max_length=500)]
@@ -54,7 +55,7 @@ class ContentBlock(WireModel):
 
     type: Annotated[str, Field(min_length=1, max_length=64)]
     text: Text | None = None
-    data: dict[str, Any] | None = None
+    data: Annotated[dict[str, Any] | None, AfterValidator(check_block_data)] = None
 
 
 # --- people's apps → hub (§10.1) -------------------------------------------------------------
@@ -136,8 +137,11 @@ class InteractionRequested(WireModel):
 
 
 class ArtifactCreated(WireModel):
+    """A result of the agent's work. ``url`` is an absolute http(s) link or the address of a
+    file the agent uploaded to the hub (``POST /api/agent/artifacts``)."""
+
     name: Title
-    url: Annotated[str, Field(min_length=1, max_length=4096)]
+    url: ArtifactUrl
     mime_type: Annotated[str, Field(max_length=200)] | None = None
     summary: Annotated[str, Field(max_length=4000)] | None = None
     artifact_id: Identifier | None = None
@@ -170,6 +174,14 @@ class InteractionResolved(WireModel):
     responded_by: Identifier
     responded_by_name: Annotated[str, Field(max_length=200)] | None = None
     responded_at: Annotated[str, Field(max_length=40)]
+
+
+class InteractionCancelled(WireModel):
+    """A request was withdrawn (its task is being cancelled): stop waiting for an answer."""
+
+    interaction_id: Identifier
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+    task_id: Identifier | None = None
 
 
 class SystemResyncRequired(WireModel):
@@ -240,6 +252,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("task.assigned", TaskAssigned, {H}, "A new task for the agent."),
         _spec("message.delivered", MessageDelivered, {H}, "A person's message for the agent."),
         _spec("interaction.resolved", InteractionResolved, {H}, "A person's answer."),
+        _spec("interaction.cancelled", InteractionCancelled, {H}, "A request was withdrawn."),
         _spec("system.resync_required", SystemResyncRequired, {H}, "Replay is impossible."),
         _spec("agent.welcome", AgentWelcome, {H}, "Answer to agent.hello."),
         _spec("client.subscribe", ClientSubscribe, {U}, "Resume a person's event stream."),
@@ -249,6 +262,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),
         # --- tools (issue 5) ---
         _spec("tool.cancel", ToolCancel, {A}, "Withdraw an unanswered tool call."),
+        _spec("tool.cancelled", ToolCancel, {H}, "The hub withdrew an unanswered tool call."),
     ]
 )
 
@@ -288,8 +302,10 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "task.assigned",
         "message.delivered",
         "interaction.resolved",
+        "interaction.cancelled",
         "task.cancel_requested",
         "tool.result",  # tools (issue 5): from tool.completed
+        "tool.cancelled",
     }
 )
 

@@ -15,6 +15,7 @@ from pydantic import AwareDatetime, Field, field_serializer
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.envelope import Identifier, format_timestamp
+from lineup.protocol.links import LinkUrl
 
 ShortText = Annotated[str, Field(min_length=1, max_length=200)]
 LongText = Annotated[str, Field(max_length=20_000)]
@@ -51,7 +52,7 @@ class InteractionOption(WireModel):
 
 class Attachment(WireModel):
     name: ShortText
-    url: Annotated[str, Field(min_length=1, max_length=2048)]
+    url: LinkUrl
     mime_type: Annotated[str, Field(max_length=200)] | None = None
 
 

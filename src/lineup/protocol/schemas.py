@@ -45,6 +45,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "tools/tool.call.json": _schema(ToolCall, "tool.call"),
         "tools/tool.result.json": _schema(ToolResult, "tool.result"),
         "tools/tool.cancel.json": _schema(ToolCancel, "tool.cancel"),  # tools (issue 5)
+        "tools/tool.cancelled.json": _schema(ToolCancel, "tool.cancelled"),
     }
     for event_type, spec in sorted(CATALOG.items()):
         if event_type.startswith("tool."):

@@ -55,6 +55,7 @@ from lineup.sdk._transport import (
     TransportError,
     WebSocketTransport,
 )
+from lineup.sdk._uploads import UploadedFile
 
 __all__ = [
     "Agent",
@@ -88,6 +89,7 @@ __all__ = [
     "Transport",
     "TransportClosed",
     "TransportError",
+    "UploadedFile",
     "WebSocketTransport",
     "agent_home",
     "default_credentials_path",

@@ -9,7 +9,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import httpx
+
 from lineup import __version__
+from lineup.protocol.ids import new_id
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home
 from lineup.sdk._core import Core, MessageHandler, Settings, TaskHandler
@@ -17,6 +20,7 @@ from lineup.sdk._direct import DirectEndpoint
 from lineup.sdk._state import StateStore
 from lineup.sdk._tools import ToolRuntime, Tools  # tools (issue 5)
 from lineup.sdk._transport import Transport, WebSocketTransport
+from lineup.sdk._uploads import FileContent, UploadedFile, read_content
 
 
 class Agent:
@@ -41,7 +45,8 @@ class Agent:
 
     ``heartbeat_interval`` (seconds) overrides the hub's; ``backoff`` sets reconnect delays;
     ``answer_timeout`` is how long to wait for the hub to answer a frame before reconnecting;
-    ``transport`` replaces the WebSocket (tests pass an in-memory one).
+    ``transport`` replaces the WebSocket (tests pass an in-memory one), ``http_transport``
+    the HTTP used for uploads (tests pass an ``httpx.MockTransport``).
     """
 
     def __init__(
@@ -58,6 +63,7 @@ class Agent:
         backoff: Backoff | None = None,
         answer_timeout: float = 30.0,
         transport: Transport | None = None,
+        http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         directory = (
             Path(state_dir) if state_dir is not None else agent_home() / "state" / config.agent_id
@@ -75,6 +81,7 @@ class Agent:
             heartbeat_interval=heartbeat_interval,
             backoff=backoff if backoff is not None else Backoff(),
             answer_timeout=answer_timeout,
+            http_transport=http_transport,
         )
         self._task_handler: TaskHandler | None = None
         self._message_handler: MessageHandler | None = None
@@ -107,6 +114,31 @@ class Agent:
         resumable across restarts (see :mod:`lineup.sdk._tools`).
         """
         return self._tools
+
+    async def upload(
+        self,
+        name: str,
+        content: FileContent,
+        *,
+        mime_type: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> UploadedFile:
+        """Store a file in the hub (bytes, or a path to read); returns its hub address.
+
+        Use ``.url`` as an artifact's or an attachment's URL: members of the workspace open
+        it there. Inside a task handler prefer ``ctx.upload`` or ``ctx.upload_artifact``
+        (journaled steps). Here, pass ``idempotency_key`` (1–100 letters, digits, ``_ . : -``)
+        to make a retried or repeated upload find the file already stored instead of adding
+        another. Retries while the hub is unreachable. In direct mode the agent must be
+        running (its hub lives in :meth:`run`).
+        """
+        data = read_content(content)
+        key = idempotency_key or new_id("upl")
+        if self._core is not None:
+            return await self._core.upload(name, data, mime_type, key)
+        if self.config.direct is not None:
+            raise RuntimeError("In direct mode the hub runs inside agent.run(): start it first.")
+        return await self._settings.uploader().upload(name, data, mime_type, key)
 
     def _tool_runtime(self) -> ToolRuntime:
         if self._core is None:

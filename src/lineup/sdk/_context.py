@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel
@@ -56,6 +58,7 @@ from lineup.sdk._answers import (
 from lineup.sdk._errors import TaskCancelled
 from lineup.sdk._journal import Journal, Runtime, build_payload, json_value
 from lineup.sdk._tools import ToolRuntime, Tools  # tools (issue 5)
+from lineup.sdk._uploads import FileContent, UploadedFile, read_content
 
 T = TypeVar("T")
 
@@ -185,6 +188,41 @@ class TaskContext:
             return payload, artifact_id
 
         return str(await self._send("artifact", "artifact.created", make))
+
+    async def upload(
+        self, name: str, content: FileContent, *, mime_type: str | None = None
+    ) -> UploadedFile:
+        """Store a file in the hub (bytes, or a path to read); returns its hub address.
+
+        Members of the workspace can open ``.url``; pass it as an artifact's or an
+        attachment's URL. ``mime_type`` defaults to a guess from ``name``. While the hub is
+        unreachable this waits and retries; a resumed handler gets the recorded file back
+        without uploading again. Files over the hub's limit (10 MiB unless its operator
+        changed it) raise :class:`~lineup.protocol.errors.InvalidArgument`.
+        """
+        return await _upload(self._runtime, self._journal, name, content, mime_type)
+
+    async def upload_artifact(
+        self,
+        name: str,
+        content: FileContent,
+        *,
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        summary: str | None = None,
+    ) -> str:
+        """Upload a file and report it as an artifact of the task, in one call; returns the
+        artifact id. People open it from the task (members of the workspace only).
+
+        ``file_name`` (what a download is saved as) defaults to the path's name, or
+        ``name``. Two journaled steps: the upload (HTTP, retried) and then ``artifact.created``
+        through the outbox, so neither is lost nor repeated across reconnects and restarts.
+        """
+        stored_as = file_name or (Path(content).name if isinstance(content, os.PathLike) else name)
+        uploaded = await self.upload(stored_as, content, mime_type=mime_type)
+        return await self.artifact(
+            name, uploaded.url, mime_type=uploaded.mime_type.split(";", 1)[0], summary=summary
+        )
 
     async def step(self, name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
         """Run ``fn`` once for this task, even across restarts; return its (JSON) result.
@@ -426,6 +464,28 @@ class MessageContext:
         return await _say(
             self._runtime, self._journal, text, chunk, self.task_id, self.conversation_id
         )
+
+    async def upload(
+        self, name: str, content: FileContent, *, mime_type: str | None = None
+    ) -> UploadedFile:
+        """Store a file in the hub; see :meth:`TaskContext.upload`."""
+        return await _upload(self._runtime, self._journal, name, content, mime_type)
+
+
+async def _upload(
+    runtime: Runtime,
+    journal: Journal,
+    name: str,
+    content: FileContent,
+    mime_type: str | None,
+) -> UploadedFile:
+    index, recorded = journal.begin("upload", name)
+    if recorded is not None:
+        return UploadedFile.from_json(recorded.result)
+    data = read_content(content)
+    uploaded = await runtime.upload(name, data, mime_type, journal.derive("upl", index))
+    journal.commit(index, "upload", name, uploaded.to_json(), None)
+    return uploaded
 
 
 async def _say(

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
+import httpx
 from pydantic import BaseModel
 
 from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
@@ -59,6 +60,7 @@ from lineup.sdk._transport import (
     TransportClosed,
     TransportError,
 )
+from lineup.sdk._uploads import UploadedFile, Uploader
 
 logger = logging.getLogger("lineup.sdk")
 
@@ -84,6 +86,13 @@ class Settings:
     heartbeat_interval: float | None
     backoff: Backoff
     answer_timeout: float
+    http_transport: httpx.AsyncBaseTransport | None = None
+    """For uploads (HTTP); tests pass an ``httpx.MockTransport``."""
+
+    def uploader(self) -> Uploader:
+        return Uploader(
+            self.config.hub_url, self.config.credential, self.backoff, self.http_transport
+        )
 
 
 class _Waiters(Generic[V]):
@@ -220,6 +229,11 @@ class Core:
                 return await self._resolved.wait(interaction_id)
         except TimeoutError:
             raise InteractionExpired(interaction_id, expires_at) from None
+
+    async def upload(
+        self, name: str, content: bytes, mime_type: str | None, key: str
+    ) -> UploadedFile:
+        return await self._settings.uploader().upload(name, content, mime_type, key)
 
     # --- tools (issue 5): the ToolRuntime protocol of lineup.sdk._tools ---------------------
 

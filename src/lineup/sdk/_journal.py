@@ -23,6 +23,7 @@ from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import InteractionResolved
 from lineup.sdk._errors import JournalMismatch
 from lineup.sdk._state import StateStore, Step
+from lineup.sdk._uploads import UploadedFile
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -55,6 +56,10 @@ class Runtime(Protocol):
     async def wait_answer(
         self, interaction_id: str, expires_at: datetime | None
     ) -> InteractionResolved: ...
+
+    async def upload(
+        self, name: str, content: bytes, mime_type: str | None, key: str
+    ) -> UploadedFile: ...
 
 
 def derive_id(prefix: str, agent_id: str, scope: str, index: int | str) -> str:

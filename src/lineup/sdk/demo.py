@@ -1,9 +1,10 @@
 """The LineUp MVP demo loop (seed 001 §15) as an agent you can run: ``lineup demo-agent``.
 
 For each task it: reports progress twice, shows a child task, asks a person to approve a
-high-risk step, writes a report once (even if the agent is restarted), attaches it as an
-artifact, posts a result message and ends ``succeeded``. If the person rejects, it says so and
-stops the task cleanly (``cancelled``, nothing changed). It replies to follow-up messages too.
+high-risk step, writes a report once (even if the agent is restarted), uploads it to the hub
+as an artifact people can open, posts a result message and ends ``succeeded``. If the person
+rejects, it says so and stops the task cleanly (``cancelled``, nothing changed). It replies to
+follow-up messages too.
 
 First run — pair with a code from LineUp (Agents → Connect my agent)::
 
@@ -62,7 +63,7 @@ def build_agent(
             f"# {ctx.title}\n\n{ctx.description or ''}\n\nApproved by {approver}; done.\n",
             encoding="utf-8",
         )
-        return path.resolve().as_uri()
+        return str(path.resolve())
 
     @agent.task
     async def handle(ctx: TaskContext) -> str:
@@ -89,8 +90,11 @@ def build_agent(
 
         await ctx.progress(70, "Working")
         await asyncio.sleep(work_seconds)
-        report_url = await ctx.step("write report", lambda: write_report(ctx, approver))
-        await ctx.artifact("Report", report_url, mime_type="text/markdown", summary="What I did")
+        report = await ctx.step("write report", lambda: write_report(ctx, approver))
+        # uploaded to the hub: a path on this machine is no use to the person reading it
+        await ctx.upload_artifact(
+            "Report", Path(report), mime_type="text/markdown", summary="What I did"
+        )
         await ctx.say(f"Done: {approver} approved, the report is attached.")
         return "Done"
 

@@ -1,4 +1,4 @@
-"""Passwords, sessions, pairing codes and agent credentials: kept as hashes, never as secrets.
+"""Passwords, sessions, pairing codes, invitations, agent credentials: kept as hashes only.
 
 These rows are not events (a secret has no place in a replayable log), so they are written
 directly — still through ``Store.write`` so SQLite keeps its single writer. The hub chooses
@@ -13,8 +13,19 @@ from dataclasses import asdict
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection, CursorResult
 
-from lineup.store.records import AgentCredentialRecord, PairingCodeRecord, SessionRecord
-from lineup.store.schema import agent_credentials, credentials, pairing_codes, sessions
+from lineup.store.records import (
+    AgentCredentialRecord,
+    InvitationRecord,
+    PairingCodeRecord,
+    SessionRecord,
+)
+from lineup.store.schema import (
+    agent_credentials,
+    credentials,
+    invitations,
+    pairing_codes,
+    sessions,
+)
 
 
 def _count(result: CursorResult[object]) -> int:
@@ -71,6 +82,20 @@ def revoke_user_sessions(conn: Connection, user_id: str, revoked_at: int) -> int
     return _count(result)
 
 
+def revoke_other_sessions(conn: Connection, user_id: str, keep_id: str, revoked_at: int) -> int:
+    """End every live session of ``user_id`` but ``keep_id`` (the one asking)."""
+    result = conn.execute(
+        update(sessions)
+        .where(
+            sessions.c.user_id == user_id,
+            sessions.c.id != keep_id,
+            sessions.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=revoked_at)
+    )
+    return _count(result)
+
+
 def delete_expired_sessions(conn: Connection, now_ms: int) -> int:
     result = conn.execute(sessions.delete().where(sessions.c.expires_at <= now_ms))
     return _count(result)
@@ -122,6 +147,61 @@ def record_pairing_failure(conn: Connection, code_id: str) -> int:
     stmt = select(pairing_codes.c.failed_attempts).where(pairing_codes.c.id == code_id)
     value: int | None = conn.execute(stmt).scalar_one_or_none()
     return value or 0
+
+
+# --- invitations ---------------------------------------------------------------------------
+
+
+def insert_invitation(conn: Connection, invitation: InvitationRecord) -> None:
+    conn.execute(insert(invitations).values(**asdict(invitation)))
+
+
+def get_invitation_by_hash(conn: Connection, code_hash: str) -> InvitationRecord | None:
+    """Returned even when used or expired: the caller decides, with its own clock."""
+    row = conn.execute(select(invitations).where(invitations.c.code_hash == code_hash)).first()
+    return None if row is None else InvitationRecord.from_row(row)
+
+
+def list_invitations(conn: Connection, workspace_id: str) -> list[InvitationRecord]:
+    stmt = (
+        select(invitations)
+        .where(invitations.c.workspace_id == workspace_id)
+        .order_by(invitations.c.created_at, invitations.c.id)
+    )
+    return [InvitationRecord.from_row(r) for r in conn.execute(stmt).all()]
+
+
+def use_invitation(conn: Connection, invitation_id: str, user_id: str, used_at: int) -> bool:
+    """Single use by construction: only the caller whose UPDATE flips ``used_at`` gets True."""
+    result = conn.execute(
+        update(invitations)
+        .where(
+            invitations.c.id == invitation_id,
+            invitations.c.used_at.is_(None),
+            invitations.c.expires_at > used_at,
+        )
+        .values(used_at=used_at, used_by=user_id)
+    )
+    return _count(result) == 1
+
+
+def revoke_invitation(conn: Connection, workspace_id: str, invitation_id: str, at: int) -> bool:
+    """Spend an unused invitation without a user, so its code no longer works."""
+    result = conn.execute(
+        update(invitations)
+        .where(
+            invitations.c.id == invitation_id,
+            invitations.c.workspace_id == workspace_id,
+            invitations.c.used_at.is_(None),
+        )
+        .values(used_at=at)
+    )
+    return _count(result) == 1
+
+
+def any_password_account(conn: Connection) -> bool:
+    """Whether anyone can sign in with a password; a new hub's first visitor creates one."""
+    return conn.execute(select(credentials.c.user_id).limit(1)).first() is not None
 
 
 # --- agent credentials ---------------------------------------------------------------------

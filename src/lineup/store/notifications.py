@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
@@ -30,6 +30,7 @@ from lineup.store.schema import (
     vapid_keys,
     workspaces,
 )
+from lineup.store.sealed import Keyring, is_sealed
 
 VAPID_ROW = 1
 PENDING = "pending"
@@ -54,21 +55,33 @@ class VapidKeys:
     private_key: str
 
 
-def get_vapid(conn: Connection) -> VapidKeys | None:
+VAPID_CONTEXT = f"vapid_keys.private_key:{VAPID_ROW}"
+
+
+def get_vapid(conn: Connection, keyring: Keyring) -> VapidKeys | None:
     row = conn.execute(select(vapid_keys).where(vapid_keys.c.id == VAPID_ROW)).first()
-    return None if row is None else VapidKeys(row.public_key, row.private_key)
+    if row is None:
+        return None
+    return VapidKeys(row.public_key, keyring.open(row.private_key, VAPID_CONTEXT))
 
 
-def ensure_vapid(conn: Connection, made: VapidKeys, now_ms: int) -> VapidKeys:
+def vapid_public_key(conn: Connection) -> str | None:
+    """The public half alone, which browsers need and which is not secret."""
+    return conn.execute(
+        select(vapid_keys.c.public_key).where(vapid_keys.c.id == VAPID_ROW)
+    ).scalar_one_or_none()
+
+
+def ensure_vapid(conn: Connection, keyring: Keyring, made: VapidKeys, now_ms: int) -> VapidKeys:
     """The stored pair; ``made`` is stored only when there is none yet (first start)."""
-    existing = get_vapid(conn)
+    existing = get_vapid(conn, keyring)
     if existing is not None:
         return existing
     conn.execute(
         insert(vapid_keys).values(
             id=VAPID_ROW,
             public_key=made.public_key,
-            private_key=made.private_key,
+            private_key=keyring.seal(made.private_key, VAPID_CONTEXT),
             created_at=now_ms,
         )
     )
@@ -93,8 +106,31 @@ class Device(_FromRow):
     last_error: str | None
 
 
+SEALED_DEVICE_COLUMNS = ("endpoint", "p256dh", "auth")
+"""What a push subscription holds that lets anyone push to the device: sealed at rest."""
+
+
+def _device_context(device_id: str, column: str) -> str:
+    return f"push_subscriptions.{column}:{device_id}"
+
+
+def _sealed_device(keyring: Keyring, device_id: str, values: dict[str, str]) -> dict[str, str]:
+    return {k: keyring.seal(v, _device_context(device_id, k)) for k, v in values.items()}
+
+
+def _open_device(keyring: Keyring, row: Any) -> Device:
+    device = Device.from_row(row)
+    return replace(
+        device,
+        endpoint=keyring.open(device.endpoint, _device_context(device.id, "endpoint")),
+        p256dh=keyring.open(device.p256dh, _device_context(device.id, "p256dh")),
+        auth=keyring.open(device.auth, _device_context(device.id, "auth")),
+    )
+
+
 def save_device(
     conn: Connection,
+    keyring: Keyring,
     user_id: str,
     endpoint: str,
     p256dh: str,
@@ -108,46 +144,67 @@ def save_device(
         select(push_subscriptions).where(push_subscriptions.c.endpoint_hash == endpoint_hash)
     ).first()
     if existing is not None:
+        device_id = existing.id
         conn.execute(
             update(push_subscriptions)
-            .where(push_subscriptions.c.id == existing.id)
+            .where(push_subscriptions.c.id == device_id)
             .values(
                 user_id=user_id,
-                p256dh=p256dh,
-                auth=auth,
                 label=label,
                 failing_since=None,
                 last_error=None,
+                **_sealed_device(keyring, device_id, {"p256dh": p256dh, "auth": auth}),
             )
         )
-        device_id = existing.id
     else:
         device_id = new_id("dev")
         conn.execute(
             insert(push_subscriptions).values(
                 id=device_id,
                 user_id=user_id,
-                endpoint=endpoint,
                 endpoint_hash=endpoint_hash,
-                p256dh=p256dh,
-                auth=auth,
                 label=label,
                 created_at=now_ms,
+                **_sealed_device(
+                    keyring, device_id, {"endpoint": endpoint, "p256dh": p256dh, "auth": auth}
+                ),
             )
         )
-    device = get_device(conn, device_id)
+    device = get_device(conn, keyring, device_id)
     assert device is not None
     return device
 
 
-def get_device(conn: Connection, device_id: str) -> Device | None:
+def get_device(conn: Connection, keyring: Keyring, device_id: str) -> Device | None:
     row = conn.execute(
         select(push_subscriptions).where(push_subscriptions.c.id == device_id)
     ).first()
-    return None if row is None else Device.from_row(row)
+    return None if row is None else _open_device(keyring, row)
 
 
-def list_devices(conn: Connection, user_ids: Sequence[str]) -> list[Device]:
+def device_exists(conn: Connection, device_id: str) -> bool:
+    return (
+        conn.execute(
+            select(push_subscriptions.c.id).where(push_subscriptions.c.id == device_id)
+        ).first()
+        is not None
+    )
+
+
+def device_ids(conn: Connection, user_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """``(user_id, device_id)`` of these people's devices, oldest first, nothing opened."""
+    if not user_ids:
+        return []
+    table = push_subscriptions
+    stmt = (
+        select(table.c.user_id, table.c.id)
+        .where(table.c.user_id.in_(list(user_ids)))
+        .order_by(table.c.created_at, table.c.id)
+    )
+    return [(r.user_id, r.id) for r in conn.execute(stmt).all()]
+
+
+def list_devices(conn: Connection, keyring: Keyring, user_ids: Sequence[str]) -> list[Device]:
     if not user_ids:
         return []
     stmt = (
@@ -155,7 +212,7 @@ def list_devices(conn: Connection, user_ids: Sequence[str]) -> list[Device]:
         .where(push_subscriptions.c.user_id.in_(list(user_ids)))
         .order_by(push_subscriptions.c.created_at, push_subscriptions.c.id)
     )
-    return [Device.from_row(r) for r in conn.execute(stmt).all()]
+    return [_open_device(keyring, r) for r in conn.execute(stmt).all()]
 
 
 def remove_device(conn: Connection, user_id: str, device_id: str) -> bool:
@@ -551,3 +608,49 @@ def next_due_statement(now_ms: int) -> Any:
     return select(func.min(notifications.c.next_attempt_at)).where(
         notifications.c.status == PENDING, free
     )
+
+
+# --- keys ----------------------------------------------------------------------------------
+
+
+def reseal_secrets(conn: Connection, keyring: Keyring) -> int:
+    """Open every stored secret, and seal again under the current key what is plain text (a
+    database from an older hub) or sealed with an older key; returns how many values changed.
+
+    Raises :class:`~lineup.store.sealed.UnreadableSecret` if any value opens with none of the
+    keys: a hub started with the wrong key must stop, not carry on half-blind.
+    """
+    changed = 0
+    row = conn.execute(select(vapid_keys).where(vapid_keys.c.id == VAPID_ROW)).first()
+    if row is not None and keyring.needs_resealing(row.private_key):
+        plain = _plain_or_open(keyring, row.private_key, VAPID_CONTEXT)
+        conn.execute(
+            update(vapid_keys)
+            .where(vapid_keys.c.id == VAPID_ROW)
+            .values(private_key=keyring.seal(plain, VAPID_CONTEXT))
+        )
+        changed += 1
+    elif row is not None:
+        keyring.open(row.private_key, VAPID_CONTEXT)
+    columns = [push_subscriptions.c[c] for c in SEALED_DEVICE_COLUMNS]
+    for device in conn.execute(select(push_subscriptions.c.id, *columns)).all():
+        values: dict[str, str] = {}
+        for column in SEALED_DEVICE_COLUMNS:
+            stored = getattr(device, column)
+            context = _device_context(device.id, column)
+            if keyring.needs_resealing(stored):
+                values[column] = keyring.seal(_plain_or_open(keyring, stored, context), context)
+            else:
+                keyring.open(stored, context)
+        if values:
+            conn.execute(
+                update(push_subscriptions)
+                .where(push_subscriptions.c.id == device.id)
+                .values(**values)
+            )
+            changed += len(values)
+    return changed
+
+
+def _plain_or_open(keyring: Keyring, stored: str, context: str) -> str:
+    return keyring.open(stored, context) if is_sealed(stored) else stored

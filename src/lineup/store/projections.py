@@ -240,6 +240,8 @@ def _agent_connected(conn: Connection, event: StoredEvent) -> None:
 def _agent_status_changed(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     values: dict[str, Any] = {"status": p["status"]}
+    if p["status"] == "offline":
+        values["offline_at"] = event.recorded_at
     if p.get("lastHeartbeatAt") is not None:
         # null means "unknown now", not "never": keep the last one the UI can show.
         values["last_heartbeat_at"] = p["lastHeartbeatAt"]
@@ -465,7 +467,7 @@ def _interaction_expired(conn: Connection, event: StoredEvent) -> None:
 
 
 def _interaction_cancelled(conn: Connection, event: StoredEvent) -> None:
-    _close_interaction(conn, event, status="cancelled")
+    _close_interaction(conn, event, status="cancelled", cancel_reason=event.payload.get("reason"))
 
 
 # --- tools (issue 5) -----------------------------------------------------------------------

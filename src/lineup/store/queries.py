@@ -204,7 +204,9 @@ class Reader:
     def task_timeline(
         self, workspace_id: str, task_id: str, limit: int = 1000
     ) -> list[StoredEvent]:
-        """A task's timeline: its own events and its children's, in log order."""
+        """A task's timeline: its own events and its children's, in log order, and its agent
+        going offline and connecting again while the task was open — a gap in the work often
+        is one in the connection, and the person reading the timeline should see it."""
         children = select(tasks.c.id).where(
             tasks.c.workspace_id == workspace_id, tasks.c.parent_task_id == task_id
         )
@@ -217,7 +219,38 @@ class Reader:
             .order_by(events.c.sequence)
             .limit(limit)
         )
-        return [event_from_row(r) for r in self._rows(stmt)]
+        own = [event_from_row(r) for r in self._rows(stmt)]
+        task = self.get_task(workspace_id, task_id)
+        if not own or task is None or task.target_agent_id is None:
+            return own
+        ended = task.status in ("succeeded", "failed", "cancelled")
+        connection = self._agent_connection_events(
+            workspace_id,
+            task.target_agent_id,
+            after=own[0].sequence,
+            until=task.last_sequence if ended else None,
+            limit=limit,
+        )
+        return sorted([*own, *connection], key=lambda e: e.sequence)[:limit]
+
+    def _agent_connection_events(
+        self, workspace_id: str, agent_id: str, *, after: int, until: int | None, limit: int
+    ) -> list[StoredEvent]:
+        """``agent.status_changed`` and ``agent.connected`` of one agent in a sequence range.
+
+        Which agent an event is about is in its payload; the payload is filtered here, not in
+        SQL, to keep the query the same on both databases.
+        """
+        stmt = select(events).where(
+            events.c.workspace_id == workspace_id,
+            events.c.type.in_(("agent.status_changed", "agent.connected")),
+            events.c.sequence > after,
+        )
+        if until is not None:
+            stmt = stmt.where(events.c.sequence <= until)
+        stmt = stmt.order_by(events.c.sequence).limit(_limit(limit))
+        found = (event_from_row(r) for r in self._rows(stmt))
+        return [e for e in found if e.payload.get("agentId") == agent_id]
 
     def read_events_of_types(
         self, workspace_id: str, types: Sequence[str], after: int = 0, limit: int = 500

@@ -83,6 +83,7 @@ class Agent(_FromRow):
     revoked_at: int | None
     created_at: int
     updated_at: int
+    offline_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ class Interaction(_FromRow):
     created_at: int
     updated_at: int
     sequence: int
+    cancel_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,19 @@ class PairingCodeRecord(_FromRow):
     agent_name: str | None = None
     used_at: int | None = None
     failed_attempts: int = 0
+
+
+@dataclass(frozen=True)
+class InvitationRecord(_FromRow):
+    id: str
+    workspace_id: str
+    code_hash: str
+    role: str
+    created_by: str
+    created_at: int
+    expires_at: int
+    used_at: int | None = None
+    used_by: str | None = None
 
 
 @dataclass(frozen=True)

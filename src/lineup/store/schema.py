@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -126,6 +127,8 @@ agents = Table(
     Column("revoked_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
+    # When the connection was last found lost (the hub's time, not the last heartbeat's).
+    Column("offline_at", BigInteger, nullable=True),
     Index("ix_agents_workspace_id", "workspace_id"),
 )
 
@@ -204,6 +207,7 @@ interactions = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
     Column("sequence", BigInteger, nullable=False),
+    Column("cancel_reason", Text, nullable=True),
     Index("ix_interactions_workspace_id_status", "workspace_id", "status"),
     Index("ix_interactions_task_id_status", "task_id", "status"),
 )
@@ -378,6 +382,23 @@ agent_credentials = Table(
     Index("ix_agent_credentials_agent_id", "agent_id"),
 )
 
+invitations = Table(
+    "invitations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("code_hash", String(255), nullable=False, unique=True),
+    Column("role", String(20), nullable=False),
+    Column("created_by", ID, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger, nullable=True),
+    Column("used_by", ID, nullable=True),
+    Index("ix_invitations_workspace_id", "workspace_id"),
+)
+"""Invitations to join a workspace: single use, expiring, the code kept only as a hash.
+Joining is recorded as the workspace's ``member.joined`` event; this row only guards the code."""
+
 # --- cluster (issue 7) ---------------------------------------------------------------------
 # Runtime coordination of hub nodes, not event-sourced: neither rebuilt by a replay nor read
 # by a client. See ``lineup.hub.leases`` and ``lineup.hub.cluster``.
@@ -523,3 +544,25 @@ notification_cursors = Table(
 A workspace with no row is read from its start; the migration starts existing ones at their
 latest event, so turning the feature on does not notify about the past."""
 # --- end notifications (issue 6) -----------------------------------------------------------
+
+# --- files (artifacts people can open) ------------------------------------------------------
+# Content agents upload so that people can open it: in the database (not on one node's disk)
+# so every node of a cluster serves it. Not event-sourced: ``artifact.created`` refers to a
+# file by its address, and a replay of the log leaves these rows alone.
+
+files = Table(
+    "files",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("mime_type", String(255), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("content", LargeBinary, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_files_workspace_id", "workspace_id"),
+)
+"""Uploaded files, served only to members of ``workspace_id``. ``id`` is derived from the
+agent and its idempotency key when it sent one, so a retried upload finds the first one."""

@@ -60,6 +60,14 @@ class Received:
     at: float  # time.perf_counter() when it arrived
 
 
+@dataclass(frozen=True)
+class Answer:
+    status: int = 201
+    retry_after: str | None = None
+    body: str = ""
+    location: str | None = None
+
+
 @dataclass
 class BrowserDevice:
     name: str
@@ -68,7 +76,7 @@ class BrowserDevice:
         default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
     )
     auth: bytes = field(default_factory=lambda: os.urandom(16))
-    answers: deque[tuple[int, str | None]] = field(default_factory=deque)
+    answers: deque[Answer] = field(default_factory=deque)
 
     def subscription(self, label: str | None = None) -> dict[str, Any]:
         """``PushSubscription.toJSON()`` as a browser sends it, plus a label."""
@@ -81,10 +89,16 @@ class BrowserDevice:
             "label": label or self.name,
         }
 
-    def answer(self, *statuses: int, retry_after: str | None = None) -> None:
+    def answer(
+        self,
+        *statuses: int,
+        retry_after: str | None = None,
+        body: str = "",
+        location: str | None = None,
+    ) -> None:
         """Answer the next messages with these statuses (then 201 again)."""
         for status in statuses:
-            self.answers.append((status, retry_after))
+            self.answers.append(Answer(status, retry_after, body, location))
 
     def decrypt(self, body: bytes) -> dict[str, Any]:
         plain = http_ece.decrypt(
@@ -122,7 +136,8 @@ class PushService:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 name = self.path.rsplit("/", 1)[-1]
-                status, retry_after = service._next_answer(name)
+                answer = service._next_answer(name)
+                status = answer.status
                 device = service.devices.get(name)
                 payload = None
                 if device is not None and body:
@@ -143,10 +158,14 @@ class PushService:
                     service.received.append(received)
                     service._arrived.notify_all()
                 self.send_response(status)
-                if retry_after is not None:
-                    self.send_header("Retry-After", retry_after)
-                self.send_header("Content-Length", "0")
+                if answer.retry_after is not None:
+                    self.send_header("Retry-After", answer.retry_after)
+                if answer.location is not None:
+                    self.send_header("Location", answer.location)
+                reply = answer.body.encode()
+                self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
+                self.wfile.write(reply)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
@@ -170,14 +189,14 @@ class PushService:
         self.devices[name] = device
         return device
 
-    def _next_answer(self, name: str) -> tuple[int, str | None]:
+    def _next_answer(self, name: str) -> Answer:
         device = self.devices.get(name)
         if device is None:
-            return 404, None
+            return Answer(404)
         with self._lock:
             if device.answers:
                 return device.answers.popleft()
-        return 201, None
+        return Answer()
 
     def delivered(self, device: str | None = None) -> list[Received]:
         with self._lock:

@@ -224,6 +224,9 @@ def test_accounts_pairing_and_revocation_are_refused_in_direct_mode_and_change_n
         (f"/api/workspaces/{ws}/agents/{mode.agent_id}/revoke", {}),
         ("/api/notifications/devices", {"endpoint": "https://push.example/1", "keys": {}}),
         ("/api/notifications/test", {}),
+        ("/api/auth/password", {"currentPassword": "x", "newPassword": "long enough pw"}),
+        (f"/api/workspaces/{ws}/invitations", {}),
+        ("/api/invitations/accept", {"code": "ABCD-EFGH-JKLM-NPQR"}),
     ]
     for path, body in refused:
         response = direct.post(path, json=body, headers={"X-CSRF-Token": csrf})

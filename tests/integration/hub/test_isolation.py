@@ -52,6 +52,14 @@ def _world(hub: HubClient):
     opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
     ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
     context.__exit__(None, None, None)
+    hub.client.cookies.clear()
+    uploaded = hub.client.post(
+        "/api/agent/artifacts",
+        params={"name": "classified.txt"},
+        content=b"Classified report",
+        headers={"Authorization": f"Bearer {creds['credential']}", "Content-Type": "text/plain"},
+    )
+    assert uploaded.status_code == 201, uploaded.text
     ids = {
         "agent_id": creds["agentId"],
         "task_id": task_id,
@@ -60,6 +68,7 @@ def _world(hub: HubClient):
         "device_id": "ana-laptop",
         "tool_call_id": calls["c1"]["id"],
         "instance_id": instance,
+        "file_id": uploaded.json()["fileId"],
     }
     return ana, ids
 
@@ -93,8 +102,9 @@ def test_every_workspace_endpoint_refuses_a_non_member(hub: HubClient):
             json={k: _fill(v, ids) if isinstance(v, str) else v for k, v in (body or {}).items()},
             headers=bo.headers(),
         )
-        assert response.status_code == 403, (method, path, response.text)
-        assert response.json()["error"]["code"] == "forbidden"
+        # a file answers as if it did not exist: its address alone says nothing
+        code = "not_found" if path.startswith("/files/") else "forbidden"
+        assert response.json()["error"]["code"] == code, (method, path, response.text)
         assert "Classified" not in response.text
 
 

@@ -45,20 +45,19 @@ def mail_server() -> Iterator[MailServer]:
 
 
 def notify_settings(database_url: str, home: Path, mail: MailServer, **extra: Any) -> Settings:
-    return fast_settings(
-        database_url,
-        home,
-        smtp_host="127.0.0.1",
-        smtp_port=mail.port,
-        smtp_tls="none",
-        smtp_from="LineUp <lineup@example.test>",
-        vapid_subject="mailto:ops@example.test",
-        push_allow_http=True,
-        notify_interval=0.05,
-        notify_retry_base=0.05,
-        notify_retry_max=0.2,
-        **extra,
-    )
+    values: dict[str, Any] = {
+        "smtp_host": "127.0.0.1",
+        "smtp_port": mail.port,
+        "smtp_tls": "none",
+        "smtp_from": "LineUp <lineup@example.test>",
+        "vapid_subject": "mailto:ops@example.test",
+        "push_allow_http": True,
+        "push_hosts": ("127.0.0.1",),  # the local push service
+        "notify_interval": 0.05,
+        "notify_retry_base": 0.05,
+        "notify_retry_max": 0.2,
+    }
+    return fast_settings(database_url, home, **{**values, **extra})
 
 
 @contextmanager
@@ -341,7 +340,9 @@ async def test_two_workers_on_one_database_send_each_notification_once(
     from lineup.hub.notify import NotificationWorker
     from lineup.hub.state import HubState
 
-    settings = fast_settings(database_url, tmp_path, push_allow_http=True, node_id="node")
+    settings = fast_settings(
+        database_url, tmp_path, push_allow_http=True, push_hosts=("127.0.0.1",), node_id="node"
+    )
     stores = [await Store.open(database_url) for _ in range(2)]
     try:
         await stores[0].migrate()
@@ -355,6 +356,7 @@ async def test_two_workers_on_one_database_send_each_notification_once(
             await stores[0].write(
                 lambda tx, sub=sub: ns.save_device(
                     tx.connection,
+                    hubs[0].keyring,
                     user.id,
                     sub["endpoint"],
                     sub["keys"]["p256dh"],

@@ -91,6 +91,12 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
     },
     # --- tools (issue 5) ---
     ("tool.cancel", Sender.AGENT): {"call_id": "c1", "reason": "no longer needed"},
+    ("tool.cancelled", Sender.HUB): {"call_id": "c1", "reason": "The task was cancelled."},
+    ("interaction.cancelled", Sender.HUB): {
+        "interactionId": "int_1",
+        "reason": "The task was cancelled.",
+        "taskId": "task_1",
+    },
 }
 
 

@@ -17,14 +17,21 @@ given type (before acking it), refuse an event once with a given error, fail con
 Tools (issue 5): a ``tool.list`` query is answered with a ``tool.list`` frame (correlated
 to the query) from ``tool_catalogue``, then acked; ``tool.call`` and ``tool.cancel`` are
 recorded like any event; :meth:`FakeHub.answer_tool` sends the downlink ``tool.result``.
+
+Uploads: :attr:`FakeHub.http` is an ``httpx.MockTransport`` for the agent's HTTP that stores
+``POST /api/agent/artifacts`` bodies in :attr:`FakeHub.files` (one per idempotency key, as
+the hub does) and can fail the next uploads with a status (``fail_uploads``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+import httpx
 
 from lineup.protocol import Sender, decode_frame, encode
 from lineup.protocol.builtin_tools import BUILTIN_DEFINITIONS
@@ -100,6 +107,44 @@ class FakeHub:
         self.tool_catalogue: list[dict[str, Any]] = [dict(d) for d in BUILTIN_DEFINITIONS]
         self.tool_queries: list[Envelope] = []
         self._waiters: list[asyncio.Future[None]] = []
+        self.files: dict[str, dict[str, Any]] = {}
+        self.upload_attempts: list[httpx.Request] = []
+        self.fail_uploads: list[int] = []
+        self.http = httpx.MockTransport(self._http)
+
+    # --- the agent's HTTP: uploads ----------------------------------------------------------
+
+    def _http(self, request: httpx.Request) -> httpx.Response:
+        self.upload_attempts.append(request)
+        self.notify()
+        if request.url.path != "/api/agent/artifacts" or request.method != "POST":
+            return httpx.Response(404, json={"error": {"code": "not_found", "message": "?"}})
+        if request.headers.get("authorization") != f"Bearer {self.credential}":
+            return httpx.Response(401, json={"error": {"code": "unauthenticated", "message": "?"}})
+        if self.fail_uploads:
+            status = self.fail_uploads.pop(0)
+            if status == 0:
+                raise httpx.ConnectError("connection refused", request=request)
+            code = {429: "rate_limited", 503: "unavailable", 413: "invalid_argument"}[status]
+            return httpx.Response(status, json={"error": {"code": code, "message": "Not now."}})
+        content = request.content
+        digest = hashlib.sha256(content).hexdigest()
+        if request.headers.get("x-content-sha256", digest) != digest:
+            return httpx.Response(400, json={"error": {"code": "invalid_argument", "message": "!"}})
+        key = request.headers.get("idempotency-key") or new_id("k")
+        if key not in self.files:
+            file_id = f"file_{len(self.files) + 1}"
+            self.files[key] = {
+                "fileId": file_id,
+                "url": f"/api/workspaces/{self.workspace_id}/files/{file_id}",
+                "name": request.url.params["name"],
+                "mimeType": request.headers["content-type"],
+                "size": len(content),
+                "sha256": digest,
+                "content": content,
+            }
+        body = {k: v for k, v in self.files[key].items() if k != "content"}
+        return httpx.Response(201, json=body)
 
     # --- the Transport the SDK connects through -------------------------------------------
 

@@ -32,6 +32,7 @@ def _options(hub: FakeHub, state_dir: Path) -> dict[str, Any]:
         "transport": hub,
         "heartbeat_interval": 3600.0,
         "backoff": Backoff(initial=0.001, maximum=0.005),
+        "http_transport": hub.http,
     }
 
 
@@ -54,8 +55,10 @@ async def test_the_demo_agent_completes_the_mvp_loop(
     assert progress == [10, 40, 70, 100]
     assert len(hub.effects_of("task.child_created")) == 1
     artifact = hub.effects_of("artifact.created")[0].payload
-    assert artifact["url"].startswith("file://")
-    assert (tmp_path / "reports" / f"{task_id}.md").read_text().startswith("# Rotate the API keys")
+    [report] = hub.files.values()
+    assert artifact["url"] == report["url"]  # a file people can open, not a path on this machine
+    assert report["content"].decode().startswith("# Rotate the API keys")
+    assert (report["name"], artifact["mimeType"]) == (f"{task_id}.md", "text/markdown")
     replies = [e.payload["content"] for e in hub.effects_of("message.create")]
     assert replies[0].startswith("Done: Ana approved")
     assert replies[1] == "Noted: “Thanks!”."

@@ -41,6 +41,7 @@ export class AccountApi {
     password: string;
     displayName: string;
     workspaceName: string;
+    invitationCode?: string;
   }): Promise<SignUpResult> {
     return this.transport.post("/api/auth/signup", body);
   }

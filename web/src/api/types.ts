@@ -41,6 +41,8 @@ export interface Agent {
   tools: unknown[];
   lastHeartbeatAt: Iso | null;
   connectedAt: Iso | null;
+  /** When the hub last found its connection lost. */
+  offlineAt?: Iso | null;
   revokedAt: Iso | null;
   createdAt: Iso | null;
 }
@@ -121,6 +123,8 @@ export interface Task {
   lastSequence: number | null;
   agentConnectionLost: boolean;
   lastHeartbeatAt: Iso | null;
+  /** When the hub found the agent's connection lost (set only while agentConnectionLost). */
+  connectionLostAt?: Iso | null;
 }
 
 export type InteractionType = "approval" | "choice" | "input" | "review";
@@ -179,6 +183,10 @@ export interface Interaction {
   expiresAt: Iso | null;
   createdAt: Iso | null;
   sequence: number | null;
+  /** The title of the task it belongs to, for saying what a card is about. */
+  taskTitle?: string | null;
+  /** Why it was withdrawn (status cancelled), e.g. "The task was cancelled." */
+  cancelReason?: string | null;
 }
 
 export interface Artifact {

@@ -33,10 +33,12 @@ function Gate() {
   useEffect(() => {
     if (state.status === "signedOut" && !PUBLIC.has(loc.path) && !session.direct) {
       const next = loc.path === "/" ? "" : `?next=${encodeURIComponent(loc.path + (loc.search.toString() ? `?${loc.search}` : ""))}`;
-      navigate(`/signin${next}`, { replace: true });
+      // a new hub opens on Create account: nobody could sign in yet
+      const firstVisit = session.options?.hasAccounts === false && session.options.signup !== "closed";
+      navigate(firstVisit ? "/signup" : `/signin${next}`, { replace: true });
     }
     if (state.status === "signedIn" && PUBLIC.has(loc.path)) navigate("/inbox", { replace: true });
-  }, [state.status, loc.path, loc.search, session.direct]);
+  }, [state.status, loc.path, loc.search, session.direct, session.options]);
 
   if (state.status === "loading") {
     return (

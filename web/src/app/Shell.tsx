@@ -172,7 +172,7 @@ function TopBar({ phone, menuOpen, onMenu }: { phone: boolean; menuOpen: boolean
   const { direct } = useSession();
   const unread = inbox.data?.counts.unread ?? 0;
   return (
-    <header className="topbar">
+    <header className={`topbar${direct ? " topbar-direct" : ""}`}>
       {phone ? (
         <button type="button" className="icon-btn" onClick={onMenu} aria-label="Open menu" aria-expanded={menuOpen} aria-haspopup="dialog">
           <Icon name="menu" />
@@ -180,7 +180,7 @@ function TopBar({ phone, menuOpen, onMenu }: { phone: boolean; menuOpen: boolean
       ) : null}
       <Link to="/inbox" className="brand" aria-label="LineUp home">
         <img src="/icon.svg" alt="" width={24} height={24} />
-        <span>LineUp</span>
+        <span className="brand-word">LineUp</span>
       </Link>
       {!phone ? <span className="topbar-ws">{workspace.name}</span> : null}
       {direct ? (
@@ -212,9 +212,15 @@ function AgentsOnline({ compact }: { compact: boolean }) {
   const text = active.length === 0 ? "No agents" : `${online} of ${active.length} agent${active.length === 1 ? "" : "s"} online`;
   const tone = active.length === 0 ? "neutral" : online === active.length ? "success" : online === 0 ? "danger" : "waiting";
   return (
-    <Link to="/agents" className={`online-indicator online-${tone}`} data-testid="agents-online">
+    <Link
+      to="/agents"
+      className={`online-indicator online-${tone}`}
+      data-testid="agents-online"
+      aria-label={compact ? text : undefined}
+      data-short={compact && active.length > 0 ? `${online}/${active.length}` : undefined}
+    >
       <Icon name={online > 0 ? "dot" : "plugOff"} size={14} />
-      <span className={compact ? "online-text-compact" : undefined}>{text}</span>
+      <span className={compact && active.length > 0 ? "online-text-compact" : undefined}>{text}</span>
     </Link>
   );
 }

@@ -15,3 +15,5 @@ export function useMediaQuery(query: string): boolean {
 
 export const WIDE = "(min-width: 900px)";
 export const PHONE = "(max-width: 639.98px)";
+/** A touch screen's keyboard has no Shift+Enter: Enter there makes a new line. */
+export const TOUCH = "(pointer: coarse)";

@@ -4,6 +4,7 @@
 
 import { useEffect, useRef, useState } from "react";
 import type { ToolCall } from "../api/types";
+import { useHubEvents } from "../realtime/RealtimeProvider";
 import { CanvasCard } from "./canvas/CanvasCard";
 import { ToolCallCard, type ToolCardApi } from "./ToolCallCard";
 
@@ -46,6 +47,11 @@ export function InboxTools({
 }) {
   const seen = useRef(new Map<string, ToolCall>());
   const [settled, setSettled] = useState<Record<string, ToolCall>>({});
+  const [withdrawn, setWithdrawn] = useState<ReadonlySet<string>>(() => new Set());
+  useHubEvents((event) => {
+    const id = event.payload.toolCallId;
+    if (event.type === "tool.cancelled" && typeof id === "string") setWithdrawn((w) => new Set(w).add(id));
+  });
   for (const call of calls) seen.current.set(call.id, call);
   useEffect(() => {
     const open = new Set(calls.map((c) => c.id));
@@ -58,7 +64,10 @@ export function InboxTools({
       );
     }
   }, [calls, api, settled]);
-  const shown = [...seen.current.values()].map((c) => calls.find((w) => w.id === c.id) ?? settled[c.id] ?? c);
+  // A withdrawn call leaves at once, like a withdrawn interaction card: nothing to read or do.
+  const shown = [...seen.current.values()]
+    .map((c) => calls.find((w) => w.id === c.id) ?? settled[c.id] ?? c)
+    .filter((c) => c.status !== "cancelled" && !withdrawn.has(c.id));
   const entries = inboxEntries(shown);
   if (entries.length === 0) return null;
   return (

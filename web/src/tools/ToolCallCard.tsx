@@ -10,9 +10,10 @@
 import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
 import { ApiError, newIdempotencyKey } from "../api/client";
 import type { HubEvent, ToolAnswer, ToolCall } from "../api/types";
-import { fullTime, relativeTime } from "../lib/time";
+import { fullTime } from "../lib/time";
 import { useHubEvents } from "../realtime/RealtimeProvider";
-import { Banner, Button, Icon, StatusPill, type IconName, type Tone } from "../ui";
+import { Banner, Button, Icon, StatusPill, type IconName, type Tone, RelativeTime } from "../ui";
+import { withdrawnLine } from "../features/interactions/withdrawn";
 import { checkCall, toolModule } from "./registry";
 import type { ToolOutcome, ToolReadApi } from "./types";
 import "./tools.css";
@@ -177,9 +178,7 @@ export function ToolCallCard({
         <span className="icard-meta">
           {agentName ? <span>from {agentName}</span> : null}
           {current.createdAt ? (
-            <time dateTime={current.createdAt} title={fullTime(current.createdAt)}>
-              {relativeTime(current.createdAt)}
-            </time>
+            <RelativeTime iso={current.createdAt} />
           ) : null}
         </span>
         <StatusPill {...status} />
@@ -279,7 +278,7 @@ function ToolOutcomeView({
     body = (
       <p className="outcome-line">
         <Icon name="stopCircle" size={16} className="outcome-icon" />
-        <span>The agent withdrew this call{call.cancelReason ? `: ${call.cancelReason}` : ""}; nothing to answer.</span>
+        <span>{withdrawnLine("call", call.cancelReason)}</span>
       </p>
     );
   }

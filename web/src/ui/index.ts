@@ -19,3 +19,4 @@ export {
 } from "./StatusPill";
 export { Drawer, useFocusTrap } from "./Drawer";
 export { CopyButton, copyText } from "./CopyButton";
+export { RelativeTime } from "./RelativeTime";

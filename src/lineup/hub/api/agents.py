@@ -55,14 +55,15 @@ async def create_pairing_code(
         lambda w: pairing.issue_code(w, person, ttl_ms, body.agent_name)
     )
     base = hub.settings.public_url or str(request.base_url).rstrip("/")
-    command = f"lineup demo-agent --hub {shlex.quote(base)} --code {issued.code}"
+    lineup = pairing.this_lineup()
+    command = f"{lineup} demo-agent --hub {shlex.quote(base)} --code {issued.code}"
     return {
         "code": issued.code,
         "expiresAt": views.iso(issued.expires_at_ms),
         "expiresInSeconds": int(hub.settings.pairing_ttl),
         "hubUrl": base,
         "command": command,
-        "sdkCommand": f"lineup agent pair --hub {shlex.quote(base)} --code {issued.code}",
+        "sdkCommand": f"{lineup} agent pair --hub {shlex.quote(base)} --code {issued.code}",
     }
 
 

@@ -1,11 +1,12 @@
-"""Sign-up, sign-in, sign-out and the people's own workspaces."""
+"""Sign-up, sign-in, sign-out, passwords and the people's own workspaces."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request, Response
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from lineup.hub import accounts
 from lineup.hub.api import responses, views
@@ -28,6 +29,7 @@ class SignUp(Body):
     password: Annotated[str, Field(max_length=1024)]
     display_name: Annotated[str, Field(max_length=100)] = ""
     workspace_name: Annotated[str, Field(max_length=100)] | None = None
+    invitation_code: Annotated[str, Field(max_length=100)] | None = None
 
 
 class SignIn(Body):
@@ -37,6 +39,27 @@ class SignIn(Body):
 
 class NewWorkspace(Body):
     name: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class PasswordChange(Body):
+    current_password: Annotated[str, Field(max_length=1024)]
+    new_password: Annotated[str, Field(max_length=1024)]
+
+
+class Reply(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class AuthOptions(Reply):
+    signup: Literal["open", "invite", "closed"]
+    """Who may create an account here (the hub's ``LINEUP_SIGNUP``)."""
+    has_accounts: bool
+    """False on a new hub: its first visitor creates the first account."""
+
+
+class SessionsEnded(Reply):
+    signed_out_sessions: int
+    """How many of this person's other sessions were ended."""
 
 
 def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession) -> None:
@@ -70,15 +93,31 @@ async def _me(hub: HubState, user_id: str) -> dict[str, Any]:
     return {"user": views.user(user), "workspaces": [views.workspace(w) for w in workspaces]}
 
 
+@router.get("/auth/options", **answers(AuthOptions, database=True))
+async def auth_options(hub: Hub) -> AuthOptions:
+    """What the sign-in screen should offer; asked before anyone is signed in."""
+    return AuthOptions(
+        signup=hub.settings.signup,
+        has_accounts=await accounts.any_accounts(hub),
+    )
+
+
 @router.post(
     "/auth/signup", status_code=201, **answers(responses.SignedUp, 400, 403, 409, 413, 429)
 )
 async def sign_up(body: SignUp, request: Request, response: Response, hub: Hub) -> dict[str, Any]:
-    """Create an account and its first workspace, and sign in."""
+    """Create an account and its first workspace — or, with an invitation code, join the
+    invitation's workspace — and sign in."""
     assert hub.limits is not None
+    accounts.check_signup_allowed(hub.settings.signup, body.invitation_code)
     hub.limits.signin_by_ip.check(_ip(request), "sign-up")
     user, workspace_id = await accounts.sign_up(
-        hub, body.email, body.password, body.display_name, body.workspace_name
+        hub,
+        body.email,
+        body.password,
+        body.display_name,
+        body.workspace_name,
+        body.invitation_code,
     )
     session = await accounts.start_session(hub, user)
     _set_cookies(response, hub, session)
@@ -101,6 +140,20 @@ async def sign_out(response: Response, hub: Hub, signed: SignedInUser) -> Respon
     response.delete_cookie(csrf_cookie(hub.settings), path="/")
     response.status_code = 204
     return response
+
+
+@router.post("/auth/password", **answers(SessionsEnded, 400, 401, 403, 413, 429))
+async def change_password(body: PasswordChange, hub: Hub, signed: SignedInUser) -> SessionsEnded:
+    """Change the password (the current one is needed); every other session ends."""
+    ended = await accounts.change_password(hub, signed, body.current_password, body.new_password)
+    return SessionsEnded(signed_out_sessions=ended)
+
+
+@router.post("/auth/signout-others", **answers(SessionsEnded, 401, 403))
+async def sign_out_others(hub: Hub, signed: SignedInUser) -> SessionsEnded:
+    """End every session of this person except this one (a lost phone, a shared computer)."""
+    ended = await accounts.sign_out_other_sessions(hub, signed)
+    return SessionsEnded(signed_out_sessions=ended)
 
 
 @router.get("/auth/me", **answers(responses.Me, 401))

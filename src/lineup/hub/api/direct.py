@@ -155,6 +155,9 @@ def new_agent_credential() -> str:
 _REFUSED: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("POST", re.compile(r"^/api/auth/signup/?$"), "Creating an account"),
     ("POST", re.compile(r"^/api/auth/signin/?$"), "Signing in with a password"),
+    ("POST", re.compile(r"^/api/auth/password/?$"), "Changing a password"),
+    ("POST", re.compile(r"^/api/workspaces/[^/]+/invitations/?$"), "Inviting people"),
+    ("POST", re.compile(r"^/api/invitations/accept/?$"), "Joining another workspace"),
     ("POST", re.compile(r"^/api/workspaces/?$"), "Creating another workspace"),
     ("POST", re.compile(r"^/api/pairing/redeem/?$"), "Pairing"),
     ("POST", re.compile(r"^/api/workspaces/[^/]+/pairing-codes/?$"), "Pairing"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import ipaddress
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -16,7 +16,8 @@ from lineup.hub.api import responses, views
 from lineup.hub.api.deps import Body, Hub, SignedInUser
 from lineup.hub.api.openapi import answers
 from lineup.hub.notify import preferences as prefs_rules
-from lineup.hub.notify.worker import smtp_settings
+from lineup.hub.notify.endpoints import EndpointRefused
+from lineup.hub.notify.worker import push_policy, smtp_settings
 from lineup.hub.state import HubState
 from lineup.protocol.errors import InvalidArgument, NotFound
 from lineup.protocol.ids import new_id
@@ -52,8 +53,15 @@ class DeviceBody(Body):
     label: Annotated[str, Field(max_length=100)] = ""
 
 
+_B64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+
+
 def _b64url(value: str, field: str) -> bytes:
+    """Strict: the decoder alone skips stray characters, and what is stored must stay the
+    size of the key it holds (it is sealed into a bounded column)."""
     try:
+        if not _B64URL.fullmatch(value):
+            raise ValueError("not base64url")
         return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
     except (binascii.Error, ValueError) as exc:
         raise InvalidArgument(
@@ -62,28 +70,10 @@ def _b64url(value: str, field: str) -> bytes:
 
 
 def _check_subscription(hub: HubState, body: DeviceBody) -> None:
-    url = urlsplit(body.endpoint)
-    insecure_ok = hub.settings.push_allow_http
-    if url.scheme != "https" and not (insecure_ok and url.scheme == "http"):
-        raise InvalidArgument(
-            "A push endpoint must be an https URL.", details={"field": "endpoint"}
-        )
-    host = url.hostname or ""
-    if not host:
-        raise InvalidArgument("A push endpoint needs a host.", details={"field": "endpoint"})
-    if not insecure_ok:
-        # The hub POSTs to this address: never let it point into the hub's own network.
-        try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            address = None
-        if host == "localhost" or (
-            address is not None
-            and (address.is_private or address.is_loopback or address.is_link_local)
-        ):
-            raise InvalidArgument(
-                "A push endpoint must be a public push service.", details={"field": "endpoint"}
-            )
+    try:
+        push_policy(hub.settings).check(body.endpoint)
+    except EndpointRefused as refused:
+        raise InvalidArgument(str(refused), details={"field": "endpoint"}) from None
     key = _b64url(body.keys.p256dh, "keys.p256dh")
     if len(key) != 65 or key[0] != 4:
         raise InvalidArgument(
@@ -144,13 +134,13 @@ async def notifications_view(hub: HubState, user_id: str) -> dict[str, Any]:
         user = r.get_user(user_id)
         stored = ns.get_preferences(conn, [user_id]).get(user_id)
         chosen = stored or ns.default_preferences(user_id)
-        devices = ns.list_devices(conn, [user_id])
+        devices = ns.list_devices(conn, hub.keyring, [user_id])
         recent = ns.recent_notifications(conn, user_id, limit=20)
-        keys = ns.get_vapid(conn)
+        public_key = ns.vapid_public_key(conn)
         labels = {d.id: d.label for d in devices}
         labels[ns.EMAIL_TARGET] = "email"
         return {
-            "vapidPublicKey": keys.public_key if keys else None,
+            "vapidPublicKey": public_key,
             "preferences": _preferences(chosen),
             "options": {
                 "events": [{"id": k, "label": v} for k, v in prefs_rules.EVENTS.items()],
@@ -203,14 +193,21 @@ async def add_device(body: DeviceBody, hub: Hub, signed: SignedInUser) -> dict[s
     user_id = signed.user.id
 
     def job(tx: Any) -> ns.Device:
-        owned = ns.list_devices(tx.connection, [user_id])
+        owned = ns.list_devices(tx.connection, hub.keyring, [user_id])
         same = ns.key_hash(body.endpoint)
         if len(owned) >= MAX_DEVICES and all(ns.key_hash(d.endpoint) != same for d in owned):
             raise InvalidArgument(
                 f"You can subscribe at most {MAX_DEVICES} devices; remove one first."
             )
         return ns.save_device(
-            tx.connection, user_id, body.endpoint, body.keys.p256dh, body.keys.auth, label, now
+            tx.connection,
+            hub.keyring,
+            user_id,
+            body.endpoint,
+            body.keys.p256dh,
+            body.keys.auth,
+            label,
+            now,
         )
 
     device = await hub.store.write(job)
@@ -240,7 +237,7 @@ async def send_test(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     def job(tx: Any) -> int:
         conn = tx.connection
         chosen = ns.get_preferences(conn, [user_id]).get(user_id) or ns.default_preferences(user_id)
-        targets = [("push", d.id) for d in ns.list_devices(conn, [user_id])]
+        targets = [("push", d) for _, d in ns.device_ids(conn, [user_id])]
         if email_on and "email" in chosen.channels:
             targets.append(("email", ns.EMAIL_TARGET))
         for channel, target in targets:

@@ -117,6 +117,11 @@ def install(app: FastAPI, *, session_cookie: str) -> None:
                     "name": CSRF_HEADER,
                     "description": "The `csrfToken` of sign-in; needed on every state change.",
                 },
+                "agentCredential": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An agent's credential from pairing (`lna_…`).",
+                },
             }
             for route, path in all_routes(app):
                 if not (isinstance(route, APIRoute) and route.include_in_schema):

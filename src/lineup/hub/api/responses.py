@@ -131,6 +131,9 @@ class Agent(View):
     connected_at: Timestamp | None
     revoked_at: Timestamp | None
     created_at: Timestamp | None
+    offline_at: Timestamp | None = Field(
+        description="When the hub last found the agent's connection lost."
+    )
 
 
 class Agents(View):
@@ -217,6 +220,9 @@ class Task(View):
         description="True while the task is active and its agent is offline or revoked."
     )
     last_heartbeat_at: Timestamp | None
+    connection_lost_at: Timestamp | None = Field(
+        description="When the hub found the agent's connection lost, while that matters."
+    )
 
 
 class Tasks(View):
@@ -242,6 +248,7 @@ class Interaction(View):
     expires_at: Timestamp | None
     created_at: Timestamp | None
     sequence: int | None
+    cancel_reason: str | None = Field(description="Why it was withdrawn, when `cancelled`.")
 
 
 class Interactions(View):
@@ -328,6 +335,17 @@ class Inbox(View):
 class EventsPage(View):
     events: list[Event]
     latest_sequence: int
+
+
+class StoredFile(View):
+    """A file an agent stored in the hub."""
+
+    file_id: str
+    url: str = Field(description="Hub-relative: `/api/workspaces/{ws}/files/{fileId}`.")
+    name: str
+    mime_type: str
+    size: int
+    sha256: str
 
 
 # --- tools on people's apps ----------------------------------------------------------------

@@ -48,6 +48,7 @@ def agent(a: Agent, presence: Presence | None = None) -> dict[str, Any]:
         "tools": a.tools or [],
         "lastHeartbeatAt": iso(last_beat),
         "connectedAt": iso(a.connected_at),
+        "offlineAt": iso(a.offline_at),
         "revokedAt": iso(a.revoked_at),
         "createdAt": iso(a.created_at),
     }
@@ -99,12 +100,15 @@ def task(t: Task, agents: dict[str, Agent] | None = None) -> dict[str, Any]:
         "lastSequence": t.last_sequence,
         "agentConnectionLost": False,
         "lastHeartbeatAt": None,
+        "connectionLostAt": None,
     }
     target = (agents or {}).get(t.target_agent_id or "")
     active = t.status in ("running", "waiting_for_human")
     if target is not None and active and target.status in ("offline", "revoked"):
         body["agentConnectionLost"] = True
         body["lastHeartbeatAt"] = iso(target.last_heartbeat_at)
+        lost = target.revoked_at if target.status == "revoked" else target.offline_at
+        body["connectionLostAt"] = iso(lost or target.last_heartbeat_at)
     return body
 
 
@@ -126,6 +130,7 @@ def interaction(
         "respondedByName": i.responded_by_name,
         "respondedAt": iso(i.responded_at),
         "expiresAt": iso(i.expires_at),
+        "cancelReason": i.cancel_reason,
         "createdAt": iso(i.created_at),
         "sequence": i.sequence,
     }

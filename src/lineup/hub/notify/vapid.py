@@ -1,5 +1,5 @@
 """The hub's Web Push identity (VAPID, RFC 8292): one P-256 key pair, made on first start and
-kept in the database so every hub node signs with the same key."""
+kept in the database (the private key sealed) so every hub node signs with the same key."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from lineup.store import Store
 from lineup.store import notifications as store
+from lineup.store.sealed import Keyring
 
 
 def b64url(data: bytes) -> str:
@@ -27,11 +28,11 @@ def new_keys() -> store.VapidKeys:
     return store.VapidKeys(public_key=b64url(public), private_key=b64url(private))
 
 
-async def load_or_create(db: Store, now_ms: int) -> store.VapidKeys:
+async def load_or_create(db: Store, keyring: Keyring, now_ms: int) -> store.VapidKeys:
     """The stored pair, or a new one stored now. Two nodes starting at once agree: the writer
     transaction's write lock orders them, and the second finds the first one's pair."""
-    existing = await db.read(lambda r: store.get_vapid(r.connection))
+    existing = await db.read(lambda r: store.get_vapid(r.connection, keyring))
     if existing is not None:
         return existing
     made = new_keys()
-    return await db.write(lambda tx: store.ensure_vapid(tx.connection, made, now_ms))
+    return await db.write(lambda tx: store.ensure_vapid(tx.connection, keyring, made, now_ms))

@@ -27,8 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lineup.hub.config import Settings
 from lineup.hub.notify import rules, vapid
 from lineup.hub.notify.email import EmailSender, SmtpSettings
+from lineup.hub.notify.endpoints import PushPolicy
 from lineup.hub.notify.preferences import quiet_until
 from lineup.hub.notify.push import PushSender, SendResult
 from lineup.hub.state import HubState
@@ -82,6 +84,10 @@ def vapid_subject(hub: HubState) -> str:
     return "mailto:admin@lineup.invalid"
 
 
+def push_policy(settings: Settings) -> PushPolicy:
+    return PushPolicy(operator_hosts=settings.push_hosts, allow_http=settings.push_allow_http)
+
+
 class NotificationWorker:
     def __init__(self, hub: HubState) -> None:
         self.hub = hub
@@ -101,9 +107,9 @@ class NotificationWorker:
     # --- life --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        keys = await vapid.load_or_create(self.hub.store, self.hub.clock())
+        keys = await vapid.load_or_create(self.hub.store, self.hub.keyring, self.hub.clock())
         self.vapid_public_key = keys.public_key
-        self.push = PushSender(keys, vapid_subject(self.hub))
+        self.push = PushSender(keys, vapid_subject(self.hub), push_policy(self.hub.settings))
         self._unlisten = self.hub.store.add_commit_listener(self._on_commit)
 
     async def stop(self) -> None:
@@ -217,7 +223,7 @@ class NotificationWorker:
                 continue
             targets: list[tuple[str, str]] = []
             if "push" in chosen.channels:
-                targets += [("push", d.id) for d in devices.get(person.user_id, [])]
+                targets += [("push", d) for d in devices.get(person.user_id, [])]
             if "email" in chosen.channels and self.email is not None:
                 targets.append(("email", ns.EMAIL_TARGET))
             for channel, target in targets:
@@ -289,7 +295,7 @@ class NotificationWorker:
                 ns.hold(conn, item.id, self.node, until, now_ms)
                 continue
             if item.channel == "push":
-                device = ns.get_device(conn, item.target)
+                device = ns.get_device(conn, self.hub.keyring, item.target)
                 assert device is not None  # _stale checked
                 jobs.append(_Job(item, device=device))
             else:
@@ -302,14 +308,14 @@ class NotificationWorker:
     def _stale(self, tx: WriteTx, item: ns.Notification, prefs: ns.Preferences) -> str | None:
         """Why this notification should no longer go out, if it should not."""
         if item.kind == "test":  # asked for from Settings: every channel, now
-            if item.channel == "push" and ns.get_device(tx.connection, item.target) is None:
+            if item.channel == "push" and not ns.device_exists(tx.connection, item.target):
                 return "the device was removed"
             if item.channel == "email" and self.email is None:
                 return "email is not set up on this hub"
             return None
         if item.kind not in prefs.events or item.channel not in prefs.channels:
             return "turned off in the person's notification settings"
-        if item.channel == "push" and ns.get_device(tx.connection, item.target) is None:
+        if item.channel == "push" and not ns.device_exists(tx.connection, item.target):
             return "the device was removed"
         if item.channel == "email" and (self.email is None or tx.get_user(item.user_id) is None):
             return "email is not set up on this hub"
@@ -404,13 +410,14 @@ class _Audience:
 
     people: list[ns.Recipient]
     preferences: dict[str, ns.Preferences]
-    devices: dict[str, list[ns.Device]]
+    devices: dict[str, list[str]]
+    """Each person's device ids."""
 
     @classmethod
     def read(cls, conn: Any, workspace_id: str) -> _Audience:
         people = ns.workspace_people(conn, workspace_id)
         ids = [p.user_id for p in people]
-        devices: dict[str, list[ns.Device]] = {}
-        for device in ns.list_devices(conn, ids):
-            devices.setdefault(device.user_id, []).append(device)
+        devices: dict[str, list[str]] = {}
+        for user_id, device_id in ns.device_ids(conn, ids):
+            devices.setdefault(user_id, []).append(device_id)
         return cls(people, ns.get_preferences(conn, ids), devices)

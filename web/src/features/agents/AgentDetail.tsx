@@ -8,9 +8,9 @@ import { useWorkspace } from "../../app/workspace";
 import { Link } from "../../lib/router";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
-import { fullTime, relativeTime } from "../../lib/time";
+import { fullTime } from "../../lib/time";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading } from "../../ui";
+import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading, RelativeTime } from "../../ui";
 import { useSession } from "../auth/session";
 import { Timeline } from "../tasks/TaskDetail";
 
@@ -81,7 +81,7 @@ export function AgentDetail({ agentId }: { agentId: string }) {
       </header>
       {agent.status === "offline" ? (
         <Banner tone="danger" icon="plugOff" title="Offline">
-          Last heartbeat {fullTime(agent.lastHeartbeatAt)} ({relativeTime(agent.lastHeartbeatAt)}). Its running tasks wait for it to come back.
+          Last heartbeat {fullTime(agent.lastHeartbeatAt)} (<RelativeTime iso={agent.lastHeartbeatAt} />). Its running tasks wait for it to come back.
         </Banner>
       ) : null}
 
@@ -91,7 +91,15 @@ export function AgentDetail({ agentId }: { agentId: string }) {
           <dl className="kv">
             <div className="kv-row">
               <dt>Last heartbeat</dt>
-              <dd>{agent.lastHeartbeatAt ? `${relativeTime(agent.lastHeartbeatAt)} · ${fullTime(agent.lastHeartbeatAt)}` : "never"}</dd>
+              <dd>
+                {agent.lastHeartbeatAt ? (
+                  <>
+                    <RelativeTime iso={agent.lastHeartbeatAt} /> · {fullTime(agent.lastHeartbeatAt)}
+                  </>
+                ) : (
+                  "never"
+                )}
+              </dd>
             </div>
             <div className="kv-row">
               <dt>Runtime</dt>

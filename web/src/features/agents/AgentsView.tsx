@@ -5,8 +5,7 @@ import { useWorkspace } from "../../app/workspace";
 import { Link, navigate, useLocation, withQuery } from "../../lib/router";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
-import { fullTime, relativeTime } from "../../lib/time";
-import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
+import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading, RelativeTime } from "../../ui";
 import { useSession } from "../auth/session";
 import { ConnectAgent } from "./ConnectAgent";
 
@@ -95,7 +94,9 @@ function AgentCard({ agent }: { agent: Agent }) {
       <dl className="agent-facts">
         <div>
           <dt>Last heartbeat</dt>
-          <dd title={fullTime(agent.lastHeartbeatAt)}>{relativeTime(agent.lastHeartbeatAt)}</dd>
+          <dd>
+            <RelativeTime iso={agent.lastHeartbeatAt} />
+          </dd>
         </div>
         <div>
           <dt>Runtime</dt>

@@ -7,6 +7,7 @@ import { useWorkspace } from "../../app/workspace";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { countdown } from "../../lib/time";
 import { useNow } from "../../lib/useNow";
+import { navigate } from "../../lib/router";
 import { Banner, Button, Card, CopyButton, Icon, Spinner } from "../../ui";
 
 type Phase =
@@ -78,24 +79,35 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
               </code>
               <CopyButton text={code.code} what="pairing code" />
             </div>
-            <p className="countdown" aria-live="off">
-              <Icon name="clock" size={15} />
-              {expired ? (
-                <span>This code has expired.</span>
-              ) : (
-                <span>
-                  Expires in <strong data-testid="pairing-countdown">{countdown(left)}</strong> — single use
+            {paired ? (
+              <p className="countdown" data-testid="pairing-used">
+                <Icon name="check" size={15} />
+                <span>Used by {paired.name} — this code no longer works.</span>
+              </p>
+            ) : (
+              <>
+                <p className="countdown" aria-live="off">
+                  <Icon name="clock" size={15} />
+                  {expired ? (
+                    <span>This code has expired.</span>
+                  ) : (
+                    <span>
+                      Expires in <strong data-testid="pairing-countdown">{countdown(left)}</strong> — single use
+                    </span>
+                  )}
+                </p>
+                <span className="sr-only" aria-live="polite">
+                  {expired ? "The pairing code expired." : left < 60_000 ? "Less than a minute left on the pairing code." : ""}
                 </span>
-              )}
-            </p>
-            <span className="sr-only" aria-live="polite">
-              {expired ? "The pairing code expired." : left < 60_000 ? "Less than a minute left on the pairing code." : ""}
-            </span>
+              </>
+            )}
           </li>
         </ol>
         {paired ? (
           <Banner tone="success" title={paired.connected ? `${paired.name} is connected` : `${paired.name} paired`}>
-            {paired.connected ? "It can take tasks now." : "Waiting for it to connect…"}
+            {paired.connected
+              ? "It can take tasks now. Next: start a conversation with it, write what you need, and tick Track as task to follow the work."
+              : "Waiting for it to connect…"}
           </Banner>
         ) : expired ? (
           <Banner tone="warning" title="The code expired" action={<Button size="sm" onClick={issue}>New code</Button>}>
@@ -126,9 +138,10 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
       {body}
       {paired?.connected ? (
         <div className="button-row">
-          <Button variant="primary" onClick={onClose}>
-            Done
+          <Button variant="primary" icon="chat" onClick={() => navigate("/conversations?new=1")}>
+            Start a conversation
           </Button>
+          <Button onClick={onClose}>Done</Button>
         </div>
       ) : null}
     </Card>

@@ -1,8 +1,9 @@
-// Sign up (creates the first workspace), sign in, and "create a workspace" for people with none.
+// Sign up (creates the first workspace, or joins the one of an invitation), sign in, and
+// "create a workspace" for people with none.
 
 import { useId, useState, type FormEvent, type ReactNode } from "react";
 import { ApiError } from "../../api/client";
-import { Link, navigate } from "../../lib/router";
+import { Link, navigate, useLocation } from "../../lib/router";
 import { useTitle } from "../../lib/useTitle";
 import { Banner, Button } from "../../ui";
 import { useSession } from "./session";
@@ -74,6 +75,7 @@ function afterAuth(next: string | null) {
 
 export function SignIn({ next, expired }: { next: string | null; expired?: boolean }) {
   const session = useSession();
+  const signup = session.options?.signup ?? "open";
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
@@ -96,9 +98,17 @@ export function SignIn({ next, expired }: { next: string | null; expired?: boole
       title="Sign in"
       subtitle="See and steer the agents you already run."
       footer={
-        <>
-          New here? <Link to="/signup">Create an account</Link>
-        </>
+        signup === "closed" ? (
+          "New here? Ask whoever runs this hub for an account."
+        ) : signup === "invite" ? (
+          <>
+            Invited? <Link to="/signup">Create your account with the code</Link>
+          </>
+        ) : (
+          <>
+            New here? <Link to="/signup">Create an account</Link>
+          </>
+        )
       }
     >
       {expired ? (
@@ -124,13 +134,34 @@ export function SignIn({ next, expired }: { next: string | null; expired?: boole
 
 export function SignUp() {
   const session = useSession();
+  const loc = useLocation();
+  const signup = session.options?.signup ?? "open";
+  const firstAccount = session.options?.hasAccounts === false;
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [displayName, setDisplayName] = useState("");
   const [workspaceName, setWorkspaceName] = useState("");
+  const [invitationCode, setInvitationCode] = useState(loc.search.get("invite") ?? "");
+  const [askCode, setAskCode] = useState(loc.search.has("invite"));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   useTitle("Create your account");
+  const showCode = askCode || signup === "invite";
+  const invited = showCode && invitationCode.trim() !== "";
+  const footer = (
+    <>
+      Already have an account? <Link to="/signin">Sign in</Link>
+    </>
+  );
+  if (signup === "closed") {
+    return (
+      <AuthFrame title="Create your account" subtitle="This hub does not take sign-ups." footer={footer}>
+        <Banner tone="info" title="Accounts come from whoever runs this hub">
+          Ask them to create yours (<code>lineup user create</code>), then sign in.
+        </Banner>
+      </AuthFrame>
+    );
+  }
   async function submit(e: FormEvent) {
     e.preventDefault();
     setBusy(true);
@@ -140,7 +171,8 @@ export function SignUp() {
         email: email.trim(),
         password,
         displayName: displayName.trim(),
-        workspaceName: workspaceName.trim(),
+        workspaceName: invited ? "" : workspaceName.trim(),
+        ...(invited ? { invitationCode: invitationCode.trim() } : {}),
       });
       navigate("/inbox", { replace: true });
     } catch (err) {
@@ -148,16 +180,13 @@ export function SignUp() {
       setBusy(false);
     }
   }
+  const subtitle = invited
+    ? "You join the workspace that invited you."
+    : firstAccount
+      ? "This hub is new: create the first account. Your first workspace is created with it."
+      : "Your first workspace is created with it.";
   return (
-    <AuthFrame
-      title="Create your account"
-      subtitle="Your first workspace is created with it."
-      footer={
-        <>
-          Already have an account? <Link to="/signin">Sign in</Link>
-        </>
-      }
-    >
+    <AuthFrame title="Create your account" subtitle={subtitle} footer={footer}>
       <form onSubmit={submit} className="auth-form">
         <Field label="Display name" value={displayName} onChange={setDisplayName} autoComplete="name" autoFocus />
         <Field label="Email" type="email" value={email} onChange={setEmail} autoComplete="email" />
@@ -167,15 +196,31 @@ export function SignUp() {
           value={password}
           onChange={setPassword}
           autoComplete="new-password"
-          hint="At least 8 characters."
+          hint="At least 8 characters; a few uncommon words make a good one."
         />
-        <Field
-          label="Workspace name (optional)"
-          value={workspaceName}
-          onChange={setWorkspaceName}
-          optional
-          hint="For example your team or project."
-        />
+        {showCode ? (
+          <Field
+            label={signup === "invite" ? "Invitation code" : "Invitation code (optional)"}
+            value={invitationCode}
+            onChange={setInvitationCode}
+            autoComplete="off"
+            optional={signup !== "invite"}
+            hint="From a workspace owner; you join their workspace."
+          />
+        ) : (
+          <button type="button" className="linkish" onClick={() => setAskCode(true)}>
+            I have an invitation code
+          </button>
+        )}
+        {!showCode ? (
+          <Field
+            label="Workspace name (optional)"
+            value={workspaceName}
+            onChange={setWorkspaceName}
+            optional
+            hint="For example your team or project."
+          />
+        ) : null}
         {error ? (
           <p className="field-error" role="alert">
             {error}

@@ -6,6 +6,7 @@ import { ApiError, Transport } from "../../api/client";
 import type { Me, User, Workspace } from "../../api/types";
 import { DirectApi } from "../direct/api";
 import { takeLaunchToken } from "../direct/launchToken";
+import { AuthApi, type AuthOptions } from "./api";
 
 const WORKSPACE_KEY = "lineup.workspace";
 
@@ -20,7 +21,12 @@ export interface Session {
   transport: Transport;
   accounts: AccountApi;
   signIn(email: string, password: string): Promise<void>;
-  signUp(body: { email: string; password: string; displayName: string; workspaceName: string }): Promise<void>;
+  signUp(body: { email: string; password: string; displayName: string; workspaceName: string; invitationCode?: string }): Promise<void>;
+  /** Join another workspace with an invitation code, and open it. */
+  acceptInvitation(code: string): Promise<void>;
+  /** Who may sign up here and whether anyone has yet; null until known (or if unknown). */
+  options: AuthOptions | null;
+  auth: AuthApi;
   signOut(): Promise<void>;
   createWorkspace(name: string): Promise<void>;
   selectWorkspace(id: string): void;
@@ -51,7 +57,9 @@ export function SessionProvider({ children, transport: given }: { children: Reac
   const accounts = useMemo(() => new AccountApi(transport), [transport]);
   const [state, setState] = useState<SessionState>({ status: "loading" });
   const directApi = useMemo(() => new DirectApi(transport), [transport]);
+  const auth = useMemo(() => new AuthApi(transport), [transport]);
   const [direct, setDirect] = useState<{ agentName: string } | null>(null);
+  const [options, setOptions] = useState<AuthOptions | null>(null);
 
   const adopt = useCallback((me: Me, preferred?: string | null) => {
     const workspaceId = pickWorkspace(me, preferred);
@@ -86,12 +94,13 @@ export function SessionProvider({ children, transport: given }: { children: Reac
       adopt(await accounts.me());
     } catch (err) {
       if (err instanceof ApiError && err.code === "unauthenticated") {
+        setOptions(await auth.options().catch(() => null));
         setState({ status: "signedOut" });
       } else {
         setState({ status: "error", error: err as ApiError });
       }
     }
-  }, [accounts, adopt, directApi, transport]);
+  }, [accounts, adopt, auth, directApi, transport]);
 
   useEffect(() => {
     transport.onUnauthenticated = () =>
@@ -123,6 +132,12 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         }
         setState({ status: "signedOut", reason: "signedOut" });
       },
+      async acceptInvitation(code) {
+        const joined = await auth.acceptInvitation(code);
+        adopt(await accounts.me(), joined.workspaceId);
+      },
+      options,
+      auth,
       async createWorkspace(name) {
         const created = await accounts.createWorkspace(name);
         adopt(await accounts.me(), created.id);
@@ -138,7 +153,7 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         adopt(me, me.workspaceId);
       },
     }),
-    [state, transport, accounts, adopt, refresh, direct, directApi],
+    [state, transport, accounts, auth, options, adopt, refresh, direct, directApi],
   );
 
   return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;

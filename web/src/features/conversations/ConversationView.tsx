@@ -5,15 +5,18 @@ import { useCallback, useId, useLayoutEffect, useMemo, useRef, useState, type Fo
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { Artifact, HubEvent, Interaction, Message, MessagesPage, Task } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
+import { linkAttributes } from "../../lib/links";
 import { Link, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
+import { PHONE, TOUCH, useMediaQuery } from "../../lib/useMediaQuery";
 import { useNow } from "../../lib/useNow";
 import { clockTime, fullTime } from "../../lib/time";
 import { useHubEvents, useStreams } from "../../realtime/RealtimeProvider";
 import type { StreamingMessage } from "../../realtime/streams";
 import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskStatusPill } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
+import { DeliveryNote } from "../agents/DeliveryNote";
 import type { ToolCall } from "../../api/types";
 import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools"; // tools (issue 5)
 
@@ -220,6 +223,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                 <MessageBubble
                   key={item.message.id}
                   message={item.message}
+                  recipient={item.message.targetAgentId ?? tasksById.get(item.message.taskId ?? "")?.targetAgentId ?? null}
                   task={item.message.id === firstMessageOfTask.get(item.message.taskId ?? "") ? tasksById.get(item.message.taskId!) : undefined}
                 />
               ) : item.kind === "interaction" ? (
@@ -228,6 +232,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                     interaction={item.interaction}
                     api={api}
                     agentName={agentName(item.interaction.agentId)}
+                    agent={agents.data?.find((a) => a.id === item.interaction.agentId)}
                     onAnswered={page.reload}
                   />
                 </li>
@@ -247,7 +252,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
                 </li>
               ) : (
                 <li key={item.artifact.id} className="stream-artifact">
-                  <a className="artifact" href={item.artifact.url} target="_blank" rel="noreferrer noopener">
+                  <a className="artifact" {...linkAttributes(item.artifact.url)}>
                     <Icon name="file" size={16} />
                     <span className="artifact-name">{item.artifact.name}</span>
                     {item.artifact.summary ? <span className="artifact-summary">{item.artifact.summary}</span> : null}
@@ -290,8 +295,17 @@ function authorLabel(message: Message, agentName: (id: string) => string, meId: 
   return "LineUp";
 }
 
-function MessageBubble({ message, task }: { message: Message; task: Task | undefined }) {
-  const { agentName, user } = useWorkspace();
+function MessageBubble({
+  message,
+  task,
+  recipient,
+}: {
+  message: Message;
+  task: Task | undefined;
+  /** The agent a person's message was sent on to, if any. */
+  recipient: string | null;
+}) {
+  const { agentName, agents, user } = useWorkspace();
   const mine = message.author.kind === "user" && message.author.id === user.id;
   return (
     <li className={`msg msg-${message.author.kind}${mine ? " msg-mine" : ""}`} data-message-id={message.id}>
@@ -303,13 +317,16 @@ function MessageBubble({ message, task }: { message: Message; task: Task | undef
         <time dateTime={message.createdAt ?? undefined} title={fullTime(message.createdAt)}>
           {clockTime(message.createdAt)}
         </time>
+        {message.author.kind === "user" && recipient ? (
+          <DeliveryNote as="span" sentAt={message.createdAt} agent={agents.data?.find((a) => a.id === recipient)} />
+        ) : null}
       </div>
       <div className="msg-body">{message.content}</div>
       {message.attachments && message.attachments.length > 0 ? (
         <ul className="attachment-list">
           {message.attachments.map((a) => (
             <li key={a.url}>
-              <a href={a.url} target="_blank" rel="noreferrer noopener">
+              <a {...linkAttributes(a.url)}>
                 <Icon name="link" size={14} /> {a.name}
               </a>
             </li>
@@ -396,6 +413,8 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   const trackId = useId();
   const errorId = useId();
   const effectiveTarget = target || candidates[0]?.id || "";
+  const phone = useMediaQuery(PHONE);
+  const enterSends = !useMediaQuery(TOUCH);
 
   function send(e?: FormEvent) {
     e?.preventDefault();
@@ -421,7 +440,7 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   }
 
   function onKey(e: KeyboardEvent<HTMLTextAreaElement>) {
-    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+    if (enterSends && e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
       send();
     }
@@ -439,7 +458,10 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
         value={content}
         onChange={(e) => setContent(e.target.value)}
         onKeyDown={onKey}
-        placeholder="Write what you need…  (Enter to send, Shift+Enter for a new line)"
+        placeholder={
+          enterSends && !phone ? "Write what you need…  (Enter to send, Shift+Enter for a new line)" : "Write what you need…"
+        }
+        enterKeyHint={enterSends ? "send" : "enter"}
         aria-invalid={error ? true : undefined}
         aria-describedby={error ? errorId : undefined}
       />

@@ -6,8 +6,7 @@ import { useWorkspace } from "../../app/workspace";
 import { Link, navigate, useLocation } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
-import { relativeTime, fullTime } from "../../lib/time";
-import { Button, Card, EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
+import { Button, Card, EmptyState, ErrorBanner, Icon, Loading, RelativeTime } from "../../ui";
 
 export function ConversationsView() {
   const { api, agentName } = useWorkspace();
@@ -58,9 +57,7 @@ export function ConversationsView() {
                     {c.agentIds.length === 0 ? "No agents" : c.agentIds.map((id) => agentName(id)).join(", ")}
                   </span>
                 </span>
-                <span className="conv-time" title={fullTime(c.updatedAt)}>
-                  {relativeTime(c.updatedAt)}
-                </span>
+                <RelativeTime className="conv-time" iso={c.updatedAt} />
               </Link>
             </li>
           ))}

@@ -7,6 +7,7 @@ import { Link, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
+import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { clockTime, relativeTime } from "../../lib/time";
 import { EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
@@ -26,8 +27,14 @@ export function InboxView() {
   useToolRunner(api);
 
   // Cards answered during this visit stay in place, read-only, showing who answered what;
-  // they leave the inbox next time it is opened.
+  // they leave the inbox next time it is opened. A withdrawn card (its task was cancelled,
+  // or the agent took it back) leaves at once: there is nothing left to read or do on it.
   const seen = useRef(new Map<string, Interaction>());
+  const [withdrawn, setWithdrawn] = useState<ReadonlySet<string>>(() => new Set());
+  useHubEvents((event) => {
+    const id = event.payload.interactionId;
+    if (event.type === "interaction.cancelled" && typeof id === "string") setWithdrawn((w) => new Set(w).add(id));
+  });
   const toolsSeen = useRef(false); // tools (issue 5): tool cards shown during this visit
   const [settled, setSettled] = useState<Record<string, Interaction>>({});
   const waitingNow = inbox.data?.waitingForMe;
@@ -59,9 +66,9 @@ export function InboxView() {
   const waitingTools = inbox.data.waitingTools ?? []; // tools (issue 5)
   const waitingCount = waitingForMe.length + countToolCards(waitingTools);
   if (waitingTools.length > 0) toolsSeen.current = true;
-  const cards = [...seen.current.values()].map(
-    (i) => waitingForMe.find((w) => w.id === i.id) ?? settled[i.id] ?? i,
-  );
+  const cards = [...seen.current.values()]
+    .map((i) => waitingForMe.find((w) => w.id === i.id) ?? settled[i.id] ?? i)
+    .filter((i) => i.status !== "cancelled" && !withdrawn.has(i.id));
   const noAgents = agents.data !== undefined && agents.data.filter((a) => a.status !== "revoked").length === 0;
 
   return (
@@ -109,6 +116,7 @@ export function InboxView() {
                 interaction={i}
                 api={api}
                 agentName={agentName(i.agentId)}
+                agent={agents.data?.find((a) => a.id === i.agentId)}
                 context={<CardContext interaction={i} tasks={waitingTasks.data} />}
                 onAnswered={inbox.reload}
               />
@@ -153,10 +161,12 @@ export function InboxView() {
   );
 }
 
-function attentionNote(task: Task): string | undefined {
+export function attentionNote(task: Task): string | undefined {
   if (task.agentConnectionLost) {
-    const beat = task.lastHeartbeatAt ? `${clockTime(task.lastHeartbeatAt)} (${relativeTime(task.lastHeartbeatAt)})` : "unknown";
-    return `Agent connection lost — last heartbeat ${beat}`;
+    const lost = task.connectionLostAt ?? task.lastHeartbeatAt;
+    const when = lost ? ` at ${clockTime(lost)} (${relativeTime(lost)})` : "";
+    const beat = task.lastHeartbeatAt ? ` — last heartbeat ${clockTime(task.lastHeartbeatAt)}` : "";
+    return `Agent connection lost${when}${beat}`;
   }
   if (task.status === "failed") {
     return task.error === "agent_unreachable"
@@ -173,11 +183,18 @@ function CardContext({ interaction, tasks }: { interaction: Interaction; tasks: 
       <Link to={`/conversations/${interaction.conversationId}`}>Open the conversation</Link>
     ) : null;
   }
-  const task = tasks?.find((t) => t.id === interaction.taskId);
+  const title = interaction.taskTitle || tasks?.find((t) => t.id === interaction.taskId)?.title;
+  const link = withQuery(loc, { task: interaction.taskId });
   return (
     <span className="icard-task">
-      <Icon name="tasks" size={14} /> Task:{" "}
-      <Link to={withQuery(loc, { task: interaction.taskId })}>{task ? task.title : "open the task"}</Link>
+      <Icon name="tasks" size={14} />{" "}
+      {title ? (
+        <>
+          Task: <Link to={link}>{title}</Link>
+        </>
+      ) : (
+        <Link to={link}>Show its task</Link>
+      )}
     </span>
   );
 }

@@ -36,8 +36,8 @@ function SingleChoice({ interaction, busy, pending, submit }: ActionProps) {
         {options.map((option) => (
           <Button
             key={option.id}
-            className="choice-option"
-            variant={option.recommended ? "primary" : variantOf(option.style) === "danger" ? "danger" : "secondary"}
+            className={`choice-option${option.recommended ? " is-recommended" : ""}`}
+            variant={variantOf(option.style) === "danger" ? "danger" : "secondary"}
             busy={busy && pending?.optionId === option.id}
             disabled={busy}
             onClick={() => submit({ optionId: option.id })}

@@ -161,6 +161,50 @@ describe("approval card", () => {
     expect(screen.getByText(/withdrew this request/)).toBeVisible();
   });
 
+  it("says an answer waits for an offline agent, and when it reached the agent", () => {
+    const answered = resolved(approval, { optionId: "approve" });
+    const offline = {
+      id: "agent_1", name: "builder", runtime: null, version: null, status: "offline" as const, online: false,
+      capabilities: [], tools: [], lastHeartbeatAt: null, revokedAt: null, createdAt: null,
+      connectedAt: "2026-07-24T11:00:00.000Z", offlineAt: "2026-07-24T12:01:00.000Z",
+    };
+    const { rerender } = render(<InteractionCard interaction={answered} api={fakeApi(answered)} agent={offline} />);
+    expect(screen.getByText("Queued — delivered when builder reconnects")).toBeVisible();
+    const back = { ...offline, status: "online" as const, online: true, connectedAt: "2026-07-24T12:10:00.000Z" };
+    rerender(<InteractionCard interaction={answered} api={fakeApi(answered)} agent={back} />);
+    expect(screen.getByText("Delivered to builder")).toBeVisible();
+  });
+
+  it("says the request was withdrawn because its task was cancelled", () => {
+    const bus = new ManualBus();
+    card(approval, fakeApi(approval), bus);
+    act(() =>
+      bus.emit({
+        id: "evt_11",
+        type: "interaction.cancelled",
+        version: "0.1",
+        occurredAt: "2026-07-24T12:06:00.000Z",
+        workspaceId: "ws_1",
+        sequence: 14,
+        payload: { interactionId: "int_1", reason: "The task was cancelled." },
+      }),
+    );
+    expect(screen.getByText("Withdrawn because the task was cancelled; nothing to answer.")).toBeVisible();
+    expect(screen.queryByRole("button", { name: "Run it" })).not.toBeInTheDocument();
+  });
+
+  it("turns read-only as withdrawn when a late answer is refused because the task was cancelled", async () => {
+    const api = fakeApi(approval);
+    const refusal = new ApiError("conflict", "This request was withdrawn because its task was cancelled; your answer was not recorded and did not reach the agent.", 409, { reason: "cancelled" });
+    api.respond.mockRejectedValueOnce(refusal);
+    api.interaction.mockResolvedValueOnce({ ...approval, status: "cancelled", cancelReason: "The task was cancelled." });
+    const { user } = card(approval, api);
+    await user.click(screen.getByRole("button", { name: "Run it" }));
+    const outcome = await screen.findByRole("region", { name: "Outcome" });
+    expect(outcome).toHaveTextContent("Your answer was not recorded: This request was withdrawn because its task was cancelled");
+    expect(outcome).toHaveTextContent("Withdrawn because the task was cancelled; nothing to answer.");
+  });
+
   it("uses Approve / Reject when the agent sent no options", () => {
     card(makeInteraction({ type: "approval" }));
     expect(screen.getByRole("button", { name: "Approve" })).toBeVisible();
@@ -184,6 +228,10 @@ describe("choice card", () => {
     const { user, api } = card(choice);
     const frankfurt = screen.getByRole("button", { name: /Frankfurt/ });
     expect(within(frankfurt).getByText("Recommended")).toBeVisible();
+    // Marked, not pre-selected: it looks like the other options until someone presses it.
+    const virginia = screen.getByRole("button", { name: /Virginia/ });
+    expect(frankfurt).not.toHaveClass("btn-primary");
+    expect(frankfurt.className.replace(" is-recommended", "")).toBe(virginia.className);
     await user.tab();
     expect(frankfurt).toHaveFocus();
     await user.tab();
@@ -269,6 +317,14 @@ describe("review card", () => {
     card(review);
     expect(screen.getByRole("region", { name: "Content to review" })).toHaveTextContent("2. Backfill");
     expect(screen.getByRole("link", { name: "plan.md" })).toHaveAttribute("href", "https://example.test/plan.md");
+  });
+
+  it("colours a diff's added and removed lines and names them for screen readers", () => {
+    card(makeInteraction({ ...review.request, type: "review", content: "@@ -1 +1 @@\n-old line\n+new line" }));
+    const diff = screen.getByTestId("review-diff");
+    expect(within(diff).getByText(/new line/)).toHaveClass("diff-add");
+    expect(within(diff).getByText(/old line/)).toHaveClass("diff-remove");
+    expect(within(diff).getByText(/new line/)).toHaveTextContent("added: +new line");
   });
 
   it("needs a comment to request changes", async () => {

@@ -7,11 +7,13 @@
 
 import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
-import type { HubEvent, Interaction, InteractionResponse } from "../../api/types";
+import type { Agent, HubEvent, Interaction, InteractionResponse } from "../../api/types";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName } from "../../ui";
-import { fullTime, relativeTime } from "../../lib/time";
+import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName, RelativeTime } from "../../ui";
+import { fullTime } from "../../lib/time";
 import { describeResponse } from "./validation";
+import { withdrawnLine } from "./withdrawn";
+import { DeliveryNote } from "../agents/DeliveryNote";
 import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
 import { InputActions } from "./InputActions";
@@ -69,13 +71,18 @@ export function applyInteractionEvent(current: Interaction, event: HubEvent): In
       respondedAt: isoOf(p.respondedAt) ?? event.occurredAt,
     };
   }
-  return { ...current, status: event.type === "interaction.expired" ? "expired" : "cancelled" };
+  if (event.type === "interaction.cancelled") {
+    const reason = event.payload.reason;
+    return { ...current, status: "cancelled", cancelReason: typeof reason === "string" ? reason : current.cancelReason };
+  }
+  return { ...current, status: "expired" };
 }
 
 export function InteractionCard({
   interaction,
   api,
   agentName,
+  agent,
   context,
   headingLevel = 3,
   onAnswered,
@@ -83,6 +90,8 @@ export function InteractionCard({
   interaction: Interaction;
   api: InteractionApi;
   agentName?: string;
+  /** The asking agent, to say whether the answer has reached it yet. */
+  agent?: Agent;
   /** A line about where it comes from (the task it blocks). */
   context?: ReactNode;
   headingLevel?: 2 | 3 | 4;
@@ -145,7 +154,10 @@ export function InteractionCard({
         } catch {
           if (mounted.current) {
             const reason = (error.details as { reason?: string }).reason;
-            setOverride({ ...current, status: reason === "expired" ? "expired" : "resolved" });
+            setOverride({
+              ...current,
+              status: reason === "expired" ? "expired" : reason === "cancelled" ? "cancelled" : "resolved",
+            });
           }
         }
         if (mounted.current) setPhase({ kind: "idle" });
@@ -187,9 +199,7 @@ export function InteractionCard({
         <span className="icard-meta">
           {agentName ? <span>from {agentName}</span> : null}
           {current.createdAt ? (
-            <time dateTime={current.createdAt} title={fullTime(current.createdAt)}>
-              {relativeTime(current.createdAt)}
-            </time>
+            <RelativeTime iso={current.createdAt} />
           ) : null}
         </span>
         {!open ? <InteractionStatusPill status={current.status} /> : null}
@@ -251,7 +261,7 @@ export function InteractionCard({
           ) : null}
         </section>
       ) : (
-        <Outcome interaction={current} conflict={conflict} focusRef={outcomeRef} />
+        <Outcome interaction={current} conflict={conflict} focusRef={outcomeRef} agent={agent} />
       )}
 
       {request.details && Object.keys(request.details).length > 0 ? (
@@ -275,10 +285,12 @@ function Outcome({
   interaction,
   conflict,
   focusRef,
+  agent,
 }: {
   interaction: Interaction;
   conflict: string | null;
   focusRef: RefObject<HTMLElement | null>;
+  agent?: Agent;
 }) {
   let body: ReactNode;
   if (interaction.status === "resolved") {
@@ -295,6 +307,12 @@ function Outcome({
         </span>
       </p>
     );
+    body = (
+      <>
+        {body}
+        <DeliveryNote sentAt={interaction.respondedAt} agent={agent} />
+      </>
+    );
   } else if (interaction.status === "expired") {
     body = (
       <p className="outcome-line">
@@ -306,7 +324,7 @@ function Outcome({
     body = (
       <p className="outcome-line">
         <Icon name="stopCircle" size={16} className="outcome-icon" />
-        <span>The agent withdrew this request; nothing to answer.</span>
+        <span>{withdrawnLine("request", interaction.cancelReason)}</span>
       </p>
     );
   }

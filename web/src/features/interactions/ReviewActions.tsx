@@ -1,6 +1,8 @@
 import { useId, useRef, useState } from "react";
 import { Button, Icon } from "../../ui";
 import type { ActionProps } from "./InteractionCard";
+import { diffLines, looksLikeDiff } from "./diff";
+import { linkAttributes } from "../../lib/links";
 
 /** The content to check, its attachments, then Approve / Request changes (needs a comment). */
 export function ReviewActions({ interaction, busy, pending, submit }: ActionProps) {
@@ -32,14 +34,14 @@ export function ReviewActions({ interaction, busy, pending, submit }: ActionProp
     <div className="actions-block">
       {request.content ? (
         <div className="review-content" tabIndex={0} role="region" aria-label="Content to review">
-          {request.content}
+          {looksLikeDiff(request.content) ? <DiffView text={request.content} /> : request.content}
         </div>
       ) : null}
       {request.attachments && request.attachments.length > 0 ? (
         <ul className="attachment-list">
           {request.attachments.map((a) => (
             <li key={a.url}>
-              <a href={a.url} target="_blank" rel="noreferrer noopener">
+              <a {...linkAttributes(a.url)}>
                 <Icon name="file" size={15} /> {a.name}
               </a>
             </li>
@@ -75,6 +77,22 @@ export function ReviewActions({ interaction, busy, pending, submit }: ActionProp
           Request changes
         </Button>
       </div>
+    </div>
+  );
+}
+
+const DIFF_LABEL = { add: "added", remove: "removed" } as const;
+
+/** Each line keeps its + or − sign, so the colour is never the only cue. */
+function DiffView({ text }: { text: string }) {
+  return (
+    <div className="diff" data-testid="review-diff">
+      {diffLines(text).map((line, i) => (
+        <div key={i} className={`diff-line diff-${line.kind}`}>
+          {line.kind === "add" || line.kind === "remove" ? <span className="sr-only">{DIFF_LABEL[line.kind]}: </span> : null}
+          {line.text || "\u00a0"}
+        </div>
+      ))}
     </div>
   );
 }

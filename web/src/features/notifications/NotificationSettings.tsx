@@ -5,7 +5,7 @@ import { useCallback, useEffect, useId, useMemo, useState } from "react";
 import { ApiError, type Transport } from "../../api/client";
 import { relativeTime, fullTime } from "../../lib/time";
 import { useNow } from "../../lib/useNow";
-import { Banner, Button, Card, ErrorBanner, Loading, StatusPill } from "../../ui";
+import { Banner, Button, Card, ErrorBanner, Loading, StatusPill, RelativeTime } from "../../ui";
 import {
   NotificationsApi,
   PREFERENCES_CHANGED,
@@ -223,7 +223,7 @@ export function NotificationSettings({ transport }: { transport: Transport }) {
               <div className="notify-item-main">
                 <strong>{d.label}</strong>
                 {subscribed?.id === d.id ? <span className="badge badge-brand">This device</span> : null}
-                <span className="muted">Push · added {relativeTime(d.createdAt)}</span>
+                <span className="muted">Push · added <RelativeTime iso={d.createdAt} /></span>
                 <Health health={d} />
               </div>
               <Button size="sm" variant="ghost" busy={busy === d.id} onClick={() => void act(d.id, () => api.removeDevice(d.id), `Removed ${d.label}.`)}>
@@ -283,7 +283,7 @@ export function NotificationSettings({ transport }: { transport: Transport }) {
                 <div className="notify-item-main">
                   <strong>{n.body}</strong>
                   <span className="muted">
-                    {n.channel === "push" ? `Push to ${n.targetLabel}` : "Email"} · {relativeTime(n.createdAt)}
+                    {n.channel === "push" ? `Push to ${n.targetLabel}` : "Email"} · <RelativeTime iso={n.createdAt} />
                   </span>
                   <StatusPill
                     tone={n.status === "delivered" ? "success" : n.status === "pending" ? "waiting" : n.status === "skipped" ? "neutral" : "danger"}

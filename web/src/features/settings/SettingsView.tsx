@@ -1,4 +1,4 @@
-// Settings: profile, workspace, appearance, notifications, sign out.
+// Settings: profile, workspace and invitations, appearance, notifications, password and sessions.
 
 import { useId, useState } from "react";
 import { useWorkspace } from "../../app/workspace";
@@ -8,6 +8,8 @@ import { useTitle } from "../../lib/useTitle";
 import { Button, Card, Icon } from "../../ui";
 import { ApiError } from "../../api/client";
 import { NotificationSettings } from "../notifications/NotificationSettings";
+import { AccountSecurity } from "./AccountSecurity";
+import { InviteSomeone, JoinWorkspace } from "./Invitations";
 
 export function SettingsView() {
   const { user, workspace } = useWorkspace();
@@ -79,7 +81,12 @@ export function SettingsView() {
             </select>
           </div>
         ) : null}
+        {session.direct ? null : <JoinWorkspace />}
       </Card>
+
+      {workspace.role === "owner" && !session.direct ? (
+        <InviteSomeone workspaceId={workspace.id} workspaceName={workspace.name} />
+      ) : null}
 
       <Card>
         <h2 className="card-title">Appearance</h2>
@@ -102,6 +109,8 @@ export function SettingsView() {
       </Card>
 
       <NotificationSettings transport={session.transport} />
+
+      {session.direct ? null : <AccountSecurity />}
 
       <Card>
         <h2 className="card-title">Session</h2>

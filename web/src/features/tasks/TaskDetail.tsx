@@ -5,7 +5,7 @@ import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { HubEvent, InteractionRequest, TaskDetail as Detail } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
 import { useResource } from "../../lib/useResource";
-import { fullTime, clockTime, relativeTime } from "../../lib/time";
+import { fullTime, clockTime } from "../../lib/time";
 import { useNow } from "../../lib/useNow";
 import { Link, useLocation, withQuery } from "../../lib/router";
 import {
@@ -19,9 +19,11 @@ import {
   StatusPill,
   TaskStatusPill,
   TASK_STATUS,
+  RelativeTime,
 } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
-import { describeEvent } from "./timeline";
+import { describeEvent, describeTaskEvent, type TimelineContext } from "./timeline";
+import { linkAttributes } from "../../lib/links";
 
 const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
 
@@ -81,7 +83,25 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
 
       {task.agentConnectionLost && active ? (
         <Banner tone="danger" icon="plugOff" title="Agent connection lost" live="polite">
-          Last heartbeat {task.lastHeartbeatAt ? `${clockTime(task.lastHeartbeatAt)} (${relativeTime(task.lastHeartbeatAt)})` : "unknown"}.
+          {task.connectionLostAt ? (
+            <>
+              Lost at <time dateTime={task.connectionLostAt}>{clockTime(task.connectionLostAt)}</time> (
+              <RelativeTime iso={task.connectionLostAt} />); last heartbeat{" "}
+              {task.lastHeartbeatAt ? clockTime(task.lastHeartbeatAt) : "unknown"}.
+            </>
+          ) : (
+            <>
+              Last heartbeat{" "}
+              {task.lastHeartbeatAt ? (
+                <>
+                  {clockTime(task.lastHeartbeatAt)} (<RelativeTime iso={task.lastHeartbeatAt} />)
+                </>
+              ) : (
+                "unknown"
+              )}
+              .
+            </>
+          )}{" "}
           The task waits for the agent to reconnect; if it does not come back in time, the task fails.
         </Banner>
       ) : null}
@@ -117,7 +137,9 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         </div>
         <div>
           <dt>Updated</dt>
-          <dd>{relativeTime(task.updatedAt)}</dd>
+          <dd>
+            <RelativeTime iso={task.updatedAt} />
+          </dd>
         </div>
         {task.parentTaskId ? (
           <div>
@@ -138,7 +160,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           </h3>
           <div className="stack">
             {waiting.map((i) => (
-              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} headingLevel={4} onAnswered={detail.reload} />
+              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} agent={agent} headingLevel={4} onAnswered={detail.reload} />
             ))}
           </div>
         </section>
@@ -175,7 +197,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           <ul className="artifact-list">
             {artifacts.map((a) => (
               <li key={a.id}>
-                <a className="artifact" href={a.url} target="_blank" rel="noreferrer noopener">
+                <a className="artifact" {...linkAttributes(a.url)}>
                   <Icon name="file" size={16} />
                   <span className="artifact-name">{a.name}</span>
                   {a.summary ? <span className="artifact-summary">{a.summary}</span> : null}
@@ -193,7 +215,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           </h3>
           <div className="stack">
             {decided.map((i) => (
-              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} headingLevel={4} />
+              <InteractionCard key={i.id} interaction={i} api={api} agentName={agent?.name} agent={agent} headingLevel={4} />
             ))}
           </div>
         </section>
@@ -203,7 +225,12 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         <h3 id={`${task.id}-timeline`} className="td-h">
           Timeline
         </h3>
-        <Timeline events={timeline} actorName={actorName} requests={interactions.map((i) => i.request)} />
+        <Timeline
+          events={timeline}
+          actorName={actorName}
+          requests={interactions.map((i) => i.request)}
+          context={{ taskId: task.id, childTitles: new Map(children.map((c) => [c.id, c.title])) }}
+        />
       </section>
     </div>
   );
@@ -213,17 +240,20 @@ export function Timeline({
   events,
   actorName,
   requests = [],
+  context,
 }: {
   events: HubEvent[];
   actorName: (actor: string | null | undefined) => string;
   requests?: InteractionRequest[];
+  /** Set for a task's timeline; an agent's history has none. */
+  context?: TimelineContext;
 }) {
   const byId = useMemo(() => new Map(requests.map((r) => [r.id, r])), [requests]);
   if (events.length === 0) return <p className="muted">No events yet.</p>;
   return (
     <ol className="timeline">
       {events.map((e) => {
-        const line = describeEvent(e, actorName, byId);
+        const line = context ? describeTaskEvent(e, actorName, byId, context) : describeEvent(e, actorName, byId);
         return (
           <li key={e.id} className={`tl tl-${line.tone}`} data-event-type={e.type}>
             <span className="tl-icon">

@@ -1,14 +1,17 @@
 // Tasks: all / running / waiting for me / done and cancelled.
 
-import { useRef, type KeyboardEvent } from "react";
+import { useMemo, useRef, type KeyboardEvent } from "react";
 import type { TaskFilter } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
 import { navigate, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
+import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { EmptyState, ErrorBanner, Loading } from "../../ui";
 import { TaskRow } from "./TaskRow";
+import { arrangeTasks } from "./arrange";
+import { applyTaskEvent, touchesTaskList } from "./live";
 
 const TABS: Array<{ id: TaskFilter; label: string; empty: string }> = [
   { id: "all", label: "All", empty: "No tasks yet. Open a conversation, write what you need and tick “Track as task”." },
@@ -25,8 +28,12 @@ export function TasksView() {
   useTitle("Tasks");
   useNow(30_000);
   const tasks = useResource(() => api.tasks(current).then((r) => r.tasks), [api, current], {
-    refreshOn: (e) => e.type.startsWith("task.") || e.type.startsWith("interaction.") || e.type.startsWith("agent."),
+    refreshOn: touchesTaskList,
   });
+  // Follow the stream: a task's own news shows at once, before the list is read again.
+  useHubEvents((event) => tasks.setData((list) => (list ? applyTaskEvent(list, event) : list)));
+  const arranged = useMemo(() => arrangeTasks(tasks.data ?? []), [tasks.data]);
+  const titles = useMemo(() => new Map((tasks.data ?? []).map((t) => [t.id, t.title])), [tasks.data]);
 
   function select(id: TaskFilter, focus = false) {
     navigate(withQuery(loc, { status: id === "all" ? null : id }), { replace: true });
@@ -78,8 +85,8 @@ export function TasksView() {
         {tasks.data && tasks.data.length === 0 ? <EmptyState icon="tasks" title={tab.empty} /> : null}
         {tasks.data && tasks.data.length > 0 ? (
           <ul className="task-list" aria-label={`${tab.label} tasks`}>
-            {tasks.data.map((t) => (
-              <TaskRow key={t.id} task={t} />
+            {arranged.map(({ task: t, depth }) => (
+              <TaskRow key={t.id} task={t} depth={depth} parentTitle={depth > 0 && t.parentTaskId ? titles.get(t.parentTaskId) : undefined} />
             ))}
           </ul>
         ) : null}

@@ -3,6 +3,7 @@
 import type { HubEvent, InteractionRequest, InteractionResponse } from "../../api/types";
 import { taskStatusLabel, type IconName, type Tone } from "../../ui";
 import { describeResponse } from "../interactions/validation";
+import { TASK_CANCELLED_REASON } from "../interactions/withdrawn";
 import type { TaskStatus } from "../../api/types";
 
 export interface TimelineLine {
@@ -27,6 +28,37 @@ function clock(value: unknown): string | null {
   const d = typeof value === "number" ? new Date(value) : typeof value === "string" ? new Date(value) : null;
   if (!d || Number.isNaN(d.getTime())) return null;
   return d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+/** Where a line is shown: a task's timeline names whose event it is when it is not the task's. */
+export interface TimelineContext {
+  /** The task whose timeline this is. */
+  taskId: string;
+  /** Titles of its child tasks, whose events the timeline also holds. */
+  childTitles: Map<string, string>;
+}
+
+/** One line, said of the task it is about: a child's success must not read as the parent's. */
+export function describeTaskEvent(
+  event: HubEvent,
+  actorName: (actor: string | null | undefined) => string,
+  interactionRequests: Map<string, InteractionRequest>,
+  context: TimelineContext,
+): TimelineLine {
+  const p = event.payload as Record<string, unknown>;
+  if (event.type === "agent.connected") {
+    return { icon: "dot", tone: "success", text: `${actorName(`agent:${String(p.agentId ?? "")}`)} reconnected` };
+  }
+  if (event.type === "agent.status_changed" && p.status === "offline") {
+    const beat = clock(p.lastHeartbeatAt);
+    const name = actorName(`agent:${String(p.agentId ?? "")}`);
+    return { icon: "plugOff", tone: "danger", text: `${name} lost its connection${beat ? ` — last heartbeat ${beat}` : ""}` };
+  }
+  const line = describeEvent(event, actorName, interactionRequests);
+  const about = event.taskId;
+  if (!about || about === context.taskId || event.type === "task.child_created") return line;
+  const title = context.childTitles.get(about);
+  return { ...line, text: `Child task${title ? ` “${truncate(title, 60)}”` : ""}: ${line.text}` };
 }
 
 export function describeEvent(
@@ -81,8 +113,19 @@ export function describeEvent(
     }
     case "interaction.expired":
       return { icon: "clock", tone: "neutral", text: "A request expired without an answer" };
-    case "interaction.cancelled":
-      return { icon: "stopCircle", tone: "neutral", text: "The agent withdrew a request" };
+    case "interaction.cancelled": {
+      const request = interactionRequests.get(String(p.interactionId));
+      const what = request ? ` “${truncate(request.title ?? "")}”` : "";
+      if (p.reason === TASK_CANCELLED_REASON)
+        return { icon: "stopCircle", tone: "neutral", text: `Request${what} withdrawn: the task was cancelled` };
+      return { icon: "stopCircle", tone: "neutral", text: `The agent withdrew a request${what}` };
+    }
+    case "tool.cancelled":
+      return {
+        icon: "stopCircle",
+        tone: "neutral",
+        text: p.reason === TASK_CANCELLED_REASON ? "A tool call was withdrawn: the task was cancelled" : "The agent withdrew a tool call",
+      };
     case "artifact.created":
       return { icon: "file", tone: "neutral", text: `${who} produced “${truncate(String(p.name ?? "an artifact"))}”` };
     case "message.created": {

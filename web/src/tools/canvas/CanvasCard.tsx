@@ -3,8 +3,7 @@
 
 import { useId } from "react";
 import type { ToolCall } from "../../api/types";
-import { fullTime, relativeTime } from "../../lib/time";
-import { Icon, Loading, StatusPill } from "../../ui";
+import { Icon, Loading, StatusPill, RelativeTime } from "../../ui";
 import type { ToolReadApi } from "../types";
 import { CanvasView } from "./CanvasView";
 import { useCanvas } from "./canvas";
@@ -44,9 +43,7 @@ export function CanvasCard({
         <span className="icard-meta">
           {agentName ? <span>from {agentName}</span> : null}
           {(data?.createdAt ?? openCall?.createdAt) ? (
-            <time dateTime={data?.createdAt ?? openCall?.createdAt ?? undefined} title={fullTime(data?.createdAt ?? openCall?.createdAt)}>
-              {relativeTime(data?.createdAt ?? openCall?.createdAt)}
-            </time>
+            <RelativeTime iso={data?.createdAt ?? openCall?.createdAt} />
           ) : null}
         </span>
         {failed ? (

@@ -1,0 +1,77 @@
+// A task list following the realtime stream: the events that change a task shown in a list
+// are applied where they land, so a status or a lost connection shows without a round trip;
+// the list is read again after them for what an event alone cannot say (a new task, a filter).
+
+import type { HubEvent, Task, TaskStatus } from "../../api/types";
+
+const ACTIVE = new Set<TaskStatus>(["queued", "running", "waiting_for_human"]);
+
+/** Events after which a task list may be stale. */
+export function touchesTaskList(event: HubEvent): boolean {
+  return (
+    event.type.startsWith("task.") ||
+    event.type.startsWith("interaction.") ||
+    event.type === "agent.status_changed" ||
+    event.type === "agent.connected" ||
+    event.type === "agent.revoked" ||
+    event.type === "tool.called" ||
+    event.type === "tool.completed" ||
+    event.type === "tool.cancelled"
+  );
+}
+
+function isoOf(value: unknown, fallback: string): string {
+  if (typeof value === "number") return new Date(value).toISOString();
+  return typeof value === "string" ? value : fallback;
+}
+
+function patchTask(task: Task, event: HubEvent): Task {
+  const p = event.payload as Record<string, unknown>;
+  const taskId = typeof p.taskId === "string" ? p.taskId : event.taskId;
+  if (taskId === task.id) {
+    if (event.type === "task.accepted") return { ...task, status: "running", updatedAt: event.occurredAt };
+    if (event.type === "task.cancel_requested") {
+      return { ...task, cancelRequested: true, cancelReason: typeof p.reason === "string" ? p.reason : task.cancelReason };
+    }
+    if (event.type === "task.status_changed") {
+      const status = typeof p.status === "string" ? (p.status as TaskStatus) : task.status;
+      return {
+        ...task,
+        status,
+        progress: typeof p.progress === "number" ? p.progress : status === "succeeded" ? 100 : task.progress,
+        summary: typeof p.summary === "string" ? p.summary : task.summary,
+        error: typeof p.error === "string" ? p.error : task.error,
+        agentConnectionLost: ACTIVE.has(status) ? task.agentConnectionLost : false,
+        updatedAt: event.occurredAt,
+      };
+    }
+  }
+  const agentId = p.agentId;
+  if (typeof agentId === "string" && agentId === task.targetAgentId) {
+    const lost =
+      (event.type === "agent.status_changed" && p.status === "offline") || event.type === "agent.revoked";
+    if (lost && (task.status === "running" || task.status === "waiting_for_human")) {
+      return {
+        ...task,
+        agentConnectionLost: true,
+        connectionLostAt: event.occurredAt,
+        lastHeartbeatAt: p.lastHeartbeatAt != null ? isoOf(p.lastHeartbeatAt, event.occurredAt) : task.lastHeartbeatAt,
+      };
+    }
+    if (event.type === "agent.connected" && task.agentConnectionLost) {
+      return { ...task, agentConnectionLost: false, connectionLostAt: null };
+    }
+  }
+  return task;
+}
+
+/** ``tasks`` after ``event``; the same array when nothing in it changed. */
+export function applyTaskEvent(tasks: Task[], event: HubEvent): Task[] {
+  let changed = false;
+  const next = tasks.map((task) => {
+    const patched = patchTask(task, event);
+    if (patched !== task) changed = true;
+    return patched;
+  });
+  return changed ? next : tasks;
+}
