@@ -140,14 +140,16 @@ class Agent:
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    async def connect(cls, ws_base: str, credential: str, workspace_id: str) -> Agent:
+    async def connect(
+        cls, ws_base: str, credential: str, workspace_id: str, beat: float = 0.2
+    ) -> Agent:
         ws = await connect(
             f"{ws_base}/ws/agent",
             additional_headers={"Authorization": f"Bearer {credential}"},
             max_queue=None,
             open_timeout=10,
         )
-        agent = cls(ws, workspace_id)
+        agent = cls(ws, workspace_id, beat)
         hello = {"agentVersion": "test", "runtime": "test", "capabilities": []}
         await ws.send(envelope("agent.hello", hello, workspace_id, id="hello-" + uuid.uuid4().hex))
         while json.loads(await ws.recv())["type"] != "agent.welcome":

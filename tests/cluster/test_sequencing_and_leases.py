@@ -5,6 +5,7 @@ app's frame built without a model."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ from lineup.hub.fanout import Broker, Subscription
 from lineup.hub.leases import DatabaseLeases, LocalLeases, node_lease
 from lineup.hub.streams import decode_events, encode_events
 from lineup.store import NewEvent, Store, StoredEvent
+from lineup.store.store import system_clock_ms
 
 WS = "ws_cluster"
 
@@ -189,6 +191,50 @@ async def test_a_released_lease_is_taken_over_at_once(store: Store) -> None:
     assert await b.acquire("notifications")
 
 
+def _blocked_until(predicate: Callable[[], bool], within: float) -> bool:
+    """Hold the event loop (as a flood of work would) until ``predicate`` or ``within`` s."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> None:
+    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.5)
+    leases.keep("monitor")
+    keeper = asyncio.create_task(leases.run())
+    try:
+        await _until(lambda: leases.held("monitor"), "the first renewal")
+        first = leases._valid_until["monitor"]
+        # the loop turns for none of the next two renewal intervals; the leases stay held
+        assert _blocked_until(lambda: leases._valid_until["monitor"] > first, within=1.4)
+        assert leases.held("monitor") and leases.held(node_lease("a-1"))
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+
+
+async def test_a_node_whose_event_loop_stopped_turning_stops_renewing(store: Store) -> None:
+    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.0)
+    keeper = asyncio.create_task(leases.run())
+    try:
+        await _until(lambda: leases.held(node_lease("a-1")), "the first renewal")
+        # the loop last turned now at the latest; past ttl (and a renewal's own time) ...
+        stalled = time.monotonic() + leases.ttl + 0.5
+        _blocked_until(lambda: time.monotonic() > stalled, within=2)
+        renewed = leases._valid_until[node_lease("a-1")]
+        # ... and two renewal intervals later, still stalled: nothing was renewed
+        _blocked_until(lambda: False, within=0.7)
+        assert leases._valid_until.get(node_lease("a-1")) == renewed
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+
+
 async def test_held_expires_locally_when_renewals_stop() -> None:
     now = [100.0]
     leases = DatabaseLeases(None, "a-1", lambda: 0, ttl=10, monotonic=lambda: now[0])  # type: ignore[arg-type]
@@ -231,3 +277,24 @@ async def test_an_agent_on_a_node_that_stopped_renewing_is_stale(store: Store) -
     stale, alive_at = await check(clock.now + 60_000)  # b's last renewal was 60 s ago
     assert stale and alive_at == connected
     assert await check(clock.now + 60_000) == (True, None)  # unlinked: no row left
+
+
+async def test_an_agent_on_a_node_whose_lease_still_runs_is_not_stale_however_late_it_renews(
+    store: Store,
+) -> None:
+    clock = _Clock()
+    b = DatabaseLeases(store, "b-1", clock, ttl=10)
+    await b.renew()  # b's node lease: renewed now, expires at now + 10 s
+    renewed = clock.now
+    await store.write(lambda tx: links.link(tx.connection, "agent_1", WS, "b-1", renewed - 60_000))
+
+    async def check(now: int) -> tuple[bool, int | None]:  # a 4 s heartbeat window
+        return await store.write(
+            lambda tx: links.unlink_if_stale(tx.connection, "agent_1", "a-1", now, 4_000, 10_000)
+        )
+
+    # a loaded node renews late: 6 s since, more than the window, but its lease still runs
+    assert await check(renewed + 6_000) == (False, None)
+    assert await check(renewed + 9_999) == (False, None)
+    # the lease expired: b is dead, and its agent stale since b was last alive
+    assert await check(renewed + 10_000) == (True, renewed)

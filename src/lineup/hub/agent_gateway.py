@@ -156,7 +156,8 @@ class AgentConnection:
 
     async def send_downlink(self, event: StoredEvent) -> bool:
         # --- cluster (issue 7): whichever node recorded it, this connection learns from the
-        # log that the agent connected again (maybe to another node) or was revoked
+        # log that the agent connected again (maybe to another node), was revoked, or was
+        # recorded offline: then it closes, so that the agent reconnects and is online again
         if event.type in CONNECTION_NEWS and (
             event.payload.get("agentId") == self.identity.agent_id
             and self.connected_sequence is not None
@@ -164,8 +165,10 @@ class AgentConnection:
         ):
             if event.type == "agent.revoked":
                 await self.close(CLOSE_REVOKED, "revoked")
-            else:
+            elif event.type == "agent.connected":
                 await self.close(CLOSE_REPLACED, "replaced by a newer connection")
+            elif event.payload.get("status") == "offline":
+                await self.close(CLOSE_SILENT, "recorded offline")
             return False
         # --- end cluster
         frame = for_agent(event, self.identity.agent_id)
@@ -182,6 +185,7 @@ class AgentConnection:
         at most ``IN_FLIGHT`` are unanswered at once."""
         window = asyncio.Semaphore(IN_FLIGHT)
         pending: set[asyncio.Task[None]] = set()
+        link = self.link
 
         async def handle(data: str | bytes) -> None:
             try:
@@ -192,6 +196,8 @@ class AgentConnection:
                 log.debug("agent %s: answer not delivered: %r", self.identity.agent_id, exc)
             finally:
                 window.release()
+                if link is not None:
+                    link.in_flight -= 1
 
         try:
             while True:
@@ -202,6 +208,8 @@ class AgentConnection:
                 if data is None:
                     data = raw.get("bytes") or b""
                 self.hub.presence.beat(self.identity.agent_id, self.hub.clock())
+                if link is not None:  # not silent while the hub works on what it sent
+                    link.in_flight += 1
                 await window.acquire()
                 task = asyncio.create_task(handle(data))
                 pending.add(task)

@@ -26,8 +26,9 @@ def _envelope(event: StoredEvent, type_: str, payload: dict[str, Any]) -> Envelo
     )
 
 
-CONNECTION_NEWS = frozenset(("agent.connected", "agent.revoked"))
-"""Events an agent's connection reacts to itself: its agent connected again, or was revoked."""
+CONNECTION_NEWS = frozenset(("agent.connected", "agent.revoked", "agent.status_changed"))
+"""Events an agent's connection reacts to itself: its agent connected again, was revoked, or
+was recorded offline (by another node, which found this one dead)."""
 
 
 def concerns(event: StoredEvent, agent_id: str) -> bool:

@@ -1,11 +1,20 @@
 """Named leases: work that must run once across a cluster of hub nodes, and each node's liveness.
 
 A lease is a row ``(name, holder, expires_at)`` in the ``leases`` table. A node *keeps* the
-leases it wants; a keeper task renews them every ``ttl / 3`` in one write (the store's writer
-takes its cross-node write lock first, so two nodes never both take a lease). A lease whose
-holder stopped renewing — the node was killed, lost the database — expires after ``ttl`` and
-the next node to try takes it over. Every node also keeps ``node:<instance>``: its own
-liveness, which the agent-link registry uses (see :mod:`lineup.hub.cluster`).
+leases it wants; a keeper renews them every ``ttl / 3``. A lease whose holder stopped
+renewing — the node was killed, lost the database — expires after ``ttl`` and the next node
+to try takes it over. Every node also keeps ``node:<instance>``: its own liveness, which the
+agent-link registry uses (see :mod:`lineup.hub.cluster`).
+
+The keeper runs on a thread of its own with its own database connection, not on the event
+loop and not through the store's writer: a node busy with thousands of events a second
+delays its loop and queues its writes behind other nodes' batches, and a renewal stuck
+behind that load would make a live node look dead to the others. The one thing the keeper
+asks of the loop is that it still turns at all: a loop that has not run for ``ttl`` is a
+node that serves nobody, so the keeper stops renewing and the others take over. Two nodes
+never both take a lease: each row changes only where it is the renewer's own or expired
+(the database's row lock decides a race), and two inserts of a new lease collide on its
+primary key.
 
 Use it for once-only work (the notifications worker, sweeps)::
 
@@ -28,16 +37,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import case, delete, insert, or_, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
-from lineup.store import Store, WriteTx
+from lineup.store import Store
+from lineup.store.engines import create_backend
 from lineup.store.schema import leases
 
 log = logging.getLogger("lineup.hub.leases")
+
+T = TypeVar("T")
+RunOnConnection = Callable[[Callable[[Connection], T]], Awaitable[T]]
 
 NODE_PREFIX = "node:"
 SAFETY = 0.8
@@ -90,7 +106,10 @@ class LocalLeases:
 
 
 class DatabaseLeases:
-    """Leases in the ``leases`` table, for several nodes sharing one PostgreSQL database."""
+    """Leases in the ``leases`` table, for several nodes sharing one PostgreSQL database.
+
+    ``acquire``, ``renew`` and ``release_all`` write through the store; ``run`` renews from
+    the keeper thread (see the module docstring) for as long as it runs."""
 
     def __init__(
         self,
@@ -105,11 +124,13 @@ class DatabaseLeases:
         self.ttl = ttl
         self._clock = clock
         self._monotonic = monotonic
-        self._kept: set[str] = {node_lease(instance)}
+        self._kept: frozenset[str] = frozenset({node_lease(instance)})
         self._valid_until: dict[str, float] = {}
+        self._loop_turned = monotonic()
 
     def keep(self, name: str) -> None:
-        self._kept.add(name)
+        # replaced, never changed in place: the keeper thread reads it
+        self._kept = self._kept | {name}
 
     def held(self, name: str) -> bool:
         return self._valid_until.get(name, 0.0) > self._monotonic()
@@ -118,47 +139,23 @@ class DatabaseLeases:
         return sorted(n for n in self._kept if self.held(n) and not n.startswith(NODE_PREFIX))
 
     async def acquire(self, name: str) -> bool:
-        self._kept.add(name)
-        return name in await self._take([name])
+        self.keep(name)
+        return name in await self._take([name], self._through_store)
 
     async def renew(self) -> None:
         """Take or renew every kept lease in one write."""
-        await self._take(sorted(self._kept))
+        await self._take(sorted(self._kept), self._through_store)
 
-    async def _take(self, names: list[str]) -> set[str]:
+    def _through_store(self, fn: Callable[[Connection], T]) -> Awaitable[T]:
+        return self.store.write(lambda tx: fn(tx.connection))
+
+    async def _take(self, names: list[str], run: RunOnConnection[set[str]]) -> set[str]:
         started = self._monotonic()
         ttl_ms = int(self.ttl * 1000)
         me = self.instance
         clock = self._clock
-
-        def job(tx: WriteTx) -> set[str]:
-            now = clock()
-            rows = {
-                r.name: r for r in tx.execute(select(leases).where(leases.c.name.in_(names))).all()
-            }
-            taken: set[str] = set()
-            for name in names:
-                row = rows.get(name)
-                if row is None:
-                    tx.execute(
-                        insert(leases).values(
-                            name=name, holder=me, acquired_at=now, expires_at=now + ttl_ms
-                        )
-                    )
-                elif row.holder == me or row.expires_at <= now:
-                    acquired = row.acquired_at if row.holder == me else now
-                    tx.execute(
-                        update(leases)
-                        .where(leases.c.name == name)
-                        .values(holder=me, acquired_at=acquired, expires_at=now + ttl_ms)
-                    )
-                else:
-                    continue
-                taken.add(name)
-            return taken
-
         try:
-            taken = await self.store.write(job)
+            taken = await run(lambda conn: take(conn, names, me, clock(), ttl_ms))
         except Exception:
             log.warning("could not renew leases %s", names, exc_info=True)
             return set()
@@ -173,10 +170,20 @@ class DatabaseLeases:
         return taken
 
     async def run(self) -> None:
-        interval = self.ttl / 3
-        while True:
-            await self.renew()
-            await asyncio.sleep(interval)
+        """Renew from the keeper thread while this coroutine runs; it only marks, every few
+        tenths of ``ttl``, that the event loop still turns."""
+        keeper = _Keeper(self)
+        keeper.start()
+        try:
+            while True:
+                self._loop_turned = self._monotonic()
+                await asyncio.sleep(self.ttl / 10)
+        finally:
+            keeper.stop()
+            await asyncio.get_running_loop().run_in_executor(None, keeper.join)
+
+    def _loop_alive(self) -> bool:
+        return self._monotonic() - self._loop_turned < self.ttl
 
     async def release_all(self) -> None:
         """Give every lease back at once (graceful shutdown): others need not wait for expiry."""
@@ -184,11 +191,99 @@ class DatabaseLeases:
         me = self.instance
         self._valid_until.clear()
 
-        def job(tx: WriteTx) -> None:
-            tx.execute(delete(leases).where(leases.c.name.in_(names), leases.c.holder == me))
+        def job(conn: Connection) -> None:
+            conn.execute(delete(leases).where(leases.c.name.in_(names), leases.c.holder == me))
 
         with contextlib.suppress(Exception):
-            await self.store.write(job)
+            await self._through_store(job)
+
+
+class _Keeper:
+    """The renewal loop on a thread of its own: its own event loop and database connection,
+    so neither the node's event loop nor its writer's queue can hold a renewal back."""
+
+    def __init__(self, leases: DatabaseLeases) -> None:
+        self.leases = leases
+        self._thread = threading.Thread(target=self._main, name="lineup-leases", daemon=True)
+        self._started = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+        self._started.wait(5)
+
+    def stop(self) -> None:
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # its loop is closed: it stopped already
+                loop.call_soon_threadsafe(stopping.set)
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._renewals())
+        except Exception:  # renewals stop: the other nodes will find this one dead
+            log.exception("the lease keeper stopped")
+
+    async def _renewals(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        stopping = self._stopping = asyncio.Event()
+        self._started.set()
+        leases = self.leases
+        backend = create_backend(leases.store.url, read_pool_size=1)
+
+        def run(fn: Callable[[Connection], set[str]]) -> Awaitable[set[str]]:
+            def in_transaction(conn: Connection) -> set[str]:
+                with conn.begin():
+                    return fn(conn)
+
+            return backend.run_writer(in_transaction)
+
+        try:
+            while not stopping.is_set():
+                if leases._loop_alive():
+                    await leases._take(sorted(leases._kept), run)
+                else:
+                    log.warning("the event loop has not turned for %s s: not renewing", leases.ttl)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), leases.ttl / 3)
+        finally:
+            await backend.dispose()
+
+
+def take(conn: Connection, names: list[str], me: str, now: int, ttl_ms: int) -> set[str]:
+    """Take or renew ``names`` for ``me``; the names taken. A row changes only where it is
+    ``me``'s or has expired, so of two nodes racing for a lease the row lock lets one win."""
+    taken: set[str] = set()
+    for name in names:
+        renewed = conn.execute(
+            update(leases)
+            .where(leases.c.name == name, or_(leases.c.holder == me, leases.c.expires_at <= now))
+            .values(
+                holder=me,
+                acquired_at=case((leases.c.holder == me, leases.c.acquired_at), else_=now),
+                expires_at=now + ttl_ms,
+            )
+        )
+        if renewed.rowcount == 1:
+            taken.add(name)
+            continue
+        if conn.execute(select(leases.c.name).where(leases.c.name == name)).first() is not None:
+            continue  # another node's, and not expired
+        try:
+            with conn.begin_nested():
+                conn.execute(
+                    insert(leases).values(
+                        name=name, holder=me, acquired_at=now, expires_at=now + ttl_ms
+                    )
+                )
+        except IntegrityError:
+            continue  # another node inserted it first
+        taken.add(name)
+    return taken
 
 
 def node_lease(instance: str) -> str:

@@ -4,8 +4,11 @@ with ``agent_unreachable`` after the grace period, and overdue interactions expi
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.
 
-With several hub nodes (issue 7), each closes its own silent links, and everything else runs
-on the one node that holds the ``monitor`` lease; an agent another node holds is not stale.
+With several hub nodes (issue 7), each closes its own silent links — the node holding an
+agent's socket is the one that sees its heartbeats — and everything else runs on the one node
+that holds the ``monitor`` lease; an agent another node holds is stale only once that node is
+dead (:func:`lineup.hub.cluster.links.holder_dead`). The grace period of an offline agent's
+tasks counts from the moment the hub recorded it offline.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class Monitor:
     def __init__(self, hub: HubState) -> None:
         self.hub = hub
         hub.leases.keep(MONITOR_LEASE)  # cluster (issue 7)
+        self.lag_ms = 0
+        """How late the last pass woke up: time in which this node read no heartbeat."""
 
     async def tick(self, now_ms: int) -> None:
         await self.close_silent_links(now_ms)
@@ -41,8 +46,10 @@ class Monitor:
         await self.expire_tool_calls(now_ms)  # tools (issue 5)
 
     async def close_silent_links(self, now_ms: int) -> None:
-        """Two missed heartbeats: the link is dead even if TCP has not noticed."""
-        deadline = now_ms - int(self.hub.settings.offline_after * 1000)
+        """Two missed heartbeats: the link is dead even if TCP has not noticed. A pass that
+        woke up late gives the links that much longer: heartbeats that arrived while this
+        node's event loop was busy elsewhere may not have been read yet."""
+        deadline = now_ms - int(self.hub.settings.offline_after * 1000) - self.lag_ms
         for link in self.hub.presence.silent_since(deadline):
             log.info("agent %s missed its heartbeats; closing", link.agent_id)
             await link.close(CLOSE_SILENT, "heartbeats missed")
@@ -68,6 +75,7 @@ class Monitor:
                 log.exception("could not record agent %s offline", agent.id)
 
     async def fail_unreachable_tasks(self, now_ms: int) -> None:
+        """Tasks of agents recorded offline a grace period ago or more fail."""
         grace_ms = int(self.hub.settings.grace_period * 1000)
 
         def read(r: Reader) -> tuple[list[Task], dict[str | None, Agent | None]]:
@@ -122,9 +130,12 @@ class Monitor:
 
     async def run(self) -> None:
         interval = self.hub.settings.monitor_interval
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 await self.tick(self.hub.clock())
             except Exception:
                 log.exception("monitor pass failed")
+            due = loop.time() + interval
             await asyncio.sleep(interval)
+            self.lag_ms = max(0, int((loop.time() - due) * 1000))

@@ -2,6 +2,11 @@
 
 Beats are kept in memory (a write per heartbeat would cost the database 400 writes/s for
 10,000 agents); only the change online → offline, with the last beat's time, is recorded.
+The node holding the socket is the only one that judges an agent silent: the beats are here.
+
+A frame counts as a beat when the hub reads it. While the hub still works on frames an agent
+sent (``in_flight``), that agent is not silent: a busy hub reads the next frame — maybe a
+heartbeat — only once a slot frees, so the silence would be the hub's, not the agent's.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ class AgentLink:
     last_beat_ms: int
     close: Callable[[int, str], Awaitable[None]]
     offline_recorded: bool = False
+    in_flight: int = 0
+    """Frames read from this agent and not answered yet."""
 
 
 class Presence:
@@ -46,8 +53,13 @@ class Presence:
         return self._links.get(agent_id)
 
     def silent_since(self, deadline_ms: int) -> list[AgentLink]:
-        """Links whose last beat is older than ``deadline_ms``: two beats missed."""
-        return [link for link in self._links.values() if link.last_beat_ms < deadline_ms]
+        """Links whose last beat is older than ``deadline_ms`` (two beats missed) and that
+        have nothing left for the hub to answer."""
+        return [
+            link
+            for link in self._links.values()
+            if link.last_beat_ms < deadline_ms and link.in_flight == 0
+        ]
 
     def links(self) -> list[AgentLink]:
         return list(self._links.values())

@@ -226,6 +226,7 @@ def _agent_connected(conn: Connection, event: StoredEvent) -> None:
         "status": "online",
         "last_heartbeat_at": event.occurred_at,
         "connected_at": event.occurred_at,
+        "offline_at": None,
         "capabilities": list(p.get("capabilities") or []),
     }
     if "agentVersion" in p:
@@ -240,8 +241,9 @@ def _agent_connected(conn: Connection, event: StoredEvent) -> None:
 def _agent_status_changed(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     values: dict[str, Any] = {"status": p["status"]}
-    if p["status"] == "offline":
-        values["offline_at"] = event.recorded_at
+    if p.get("status") == "offline":
+        # the hub records this event itself: it occurred when the hub found the agent gone
+        values["offline_at"] = event.occurred_at
     if p.get("lastHeartbeatAt") is not None:
         # null means "unknown now", not "never": keep the last one the UI can show.
         values["last_heartbeat_at"] = p["lastHeartbeatAt"]

@@ -124,11 +124,10 @@ agents = Table(
     Column("tools", json_column_type(), nullable=False),
     Column("last_heartbeat_at", BigInteger, nullable=True),
     Column("connected_at", BigInteger, nullable=True),
+    Column("offline_at", BigInteger, nullable=True),  # when the hub recorded it offline
     Column("revoked_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
-    # When the connection was last found lost (the hub's time, not the last heartbeat's).
-    Column("offline_at", BigInteger, nullable=True),
     Index("ix_agents_workspace_id", "workspace_id"),
 )
 

@@ -20,8 +20,9 @@ def agents_with_status(conn: Connection, status: str, limit: int = 1000) -> list
     return [Agent.from_row(r) for r in conn.execute(stmt).all()]
 
 
-def unreachable_tasks(conn: Connection, silent_before_ms: int) -> list[Task]:
-    """Active tasks whose agent is offline and last beat before ``silent_before_ms``."""
+def unreachable_tasks(conn: Connection, offline_since_ms: int) -> list[Task]:
+    """Active tasks whose agent is offline and was recorded so at ``offline_since_ms`` or
+    earlier (not when it last beat: the grace period counts from the offline record)."""
     stmt = (
         select(tasks)
         .join(
@@ -32,7 +33,7 @@ def unreachable_tasks(conn: Connection, silent_before_ms: int) -> list[Task]:
         .where(
             tasks.c.status.in_(ACTIVE),
             agents.c.status == "offline",
-            agents.c.last_heartbeat_at < silent_before_ms,
+            agents.c.offline_at <= offline_since_ms,
         )
         .order_by(tasks.c.id)
         .limit(1000)

@@ -51,6 +51,7 @@ def _world(hub: HubClient):
     instance = calls["c2"]["instanceId"]
     opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
     ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
+    invitation = ana.ok(ana.post("/invitations", {}), 201)
     context.__exit__(None, None, None)
     hub.client.cookies.clear()
     uploaded = hub.client.post(
@@ -69,6 +70,7 @@ def _world(hub: HubClient):
         "tool_call_id": calls["c1"]["id"],
         "instance_id": instance,
         "file_id": uploaded.json()["fileId"],
+        "invitation_id": invitation["id"],
     }
     return ana, ids
 

@@ -19,9 +19,10 @@ async def test_sweeps_find_silent_agents_overdue_interactions_and_task_timelines
     ws = await create_workspace(store)
     await _append(store, ws, "agent.paired", {"agentId": "a1", "name": "A"})
     await _append(store, ws, "agent.connected", {"agentId": "a1", "capabilities": []})
+    # recorded offline half a second after its last beat
     await _append(
         store, ws, "agent.status_changed",
-        {"agentId": "a1", "status": "offline", "lastHeartbeatAt": 1_000},
+        {"agentId": "a1", "status": "offline", "lastHeartbeatAt": 1_000}, occurred_at=1_500,
     )  # fmt: skip
     await _append(store, ws, "task.created", {"taskId": "t1", "title": "x", "targetAgentId": "a1"},
                   task_id="t1")  # fmt: skip
@@ -38,8 +39,9 @@ async def test_sweeps_find_silent_agents_overdue_interactions_and_task_timelines
 
     def read(r: Reader) -> Any:
         offline = sweeps.agents_with_status(r.connection, "offline")
-        unreachable = sweeps.unreachable_tasks(r.connection, silent_before_ms=2_000)
-        not_yet = sweeps.unreachable_tasks(r.connection, silent_before_ms=500)
+        unreachable = sweeps.unreachable_tasks(r.connection, offline_since_ms=1_500)
+        # the grace period counts from the offline record, not from the last beat
+        not_yet = sweeps.unreachable_tasks(r.connection, offline_since_ms=1_499)
         overdue = sweeps.overdue_interactions(r.connection, now_ms=5_000)
         early = sweeps.overdue_interactions(r.connection, now_ms=4_999)
         timeline = r.task_timeline(ws, "t1")

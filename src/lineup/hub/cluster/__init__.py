@@ -9,8 +9,9 @@ as a cluster of any number of nodes, one or many:
   — onto Redis Streams, which every node reads (:mod:`lineup.hub.streams`); without Redis, or
   while it is down, a periodic check reads what other nodes committed from the database;
 - once-only work runs under leases (:mod:`lineup.hub.leases`);
-- the agent-link registry (:mod:`lineup.hub.cluster.links`) says which node holds each agent,
-  so no node marks offline an agent that another node holds.
+- the agent-link registry (:mod:`lineup.hub.cluster.links`) says which node holds each agent:
+  that node alone decides from the heartbeats it sees that its agent went silent, and another
+  node marks the agent offline only once the holder itself is dead (its lease expired).
 """
 
 from __future__ import annotations
@@ -164,8 +165,8 @@ class Cluster:
                     continue
                 if link.node == self.instance:
                     continue
-                last_alive = links.alive_at(link.connected_at, expiries.get(link.node), ttl)
-                if now_ms - last_alive >= offline_after:
+                expiry = expiries.get(link.node)
+                if links.holder_dead(link.connected_at, expiry, now_ms, offline_after, ttl):
                     stale.append(agent)
             return stale
 

@@ -3,9 +3,14 @@
 Written inside the same write transactions as the events they go with, so the registry and
 the log never disagree: ``link`` with ``agent.connected``; ``unlink`` before recording an
 agent offline — and only the node named in the row may do that, so a node that lost an agent
-to a newer connection elsewhere does not mark it offline. An agent recorded online whose
-row names a node that stopped renewing its ``node:<instance>`` lease (killed, cut off) is
-stale; the node holding the ``monitor`` lease records it offline.
+to a newer connection elsewhere does not mark it offline.
+
+The node that holds an agent's socket is the one that decides it went silent: it sees the
+heartbeats, in memory. Another node (the one holding the ``monitor`` lease) records an agent
+offline only when the node named in its row is dead — its ``node:<instance>`` lease expired,
+``ttl`` without a renewal — and has been for the heartbeat window since it was last alive. A
+live node renews that lease from a thread of its own (:mod:`lineup.hub.leases`), so load on
+it does not make it look dead.
 """
 
 from __future__ import annotations
@@ -72,19 +77,28 @@ def alive_at(connected_at: int, node_expiry: int | None, ttl_ms: int) -> int:
     return max(connected_at, node_expiry - ttl_ms if node_expiry is not None else 0)
 
 
+def holder_dead(
+    connected_at: int, node_expiry: int | None, now_ms: int, offline_after_ms: int, ttl_ms: int
+) -> bool:
+    """Whether the node holding a link is dead for good: its liveness lease expired (or is
+    gone) and it was last alive at least the heartbeat window ago."""
+    expired = node_expiry is None or node_expiry <= now_ms
+    last_alive = alive_at(connected_at, node_expiry, ttl_ms)
+    return expired and now_ms - last_alive >= offline_after_ms
+
+
 def unlink_if_stale(
     conn: Connection, agent_id: str, me: str, now_ms: int, offline_after_ms: int, ttl_ms: int
 ) -> tuple[bool, int | None]:
-    """Remove the agent's link if the node holding it has not been heard of for
-    ``offline_after_ms`` (its lease's last renewal is ``expires_at - ttl``). Returns whether
-    the agent is stale, and when its node was last known alive (None: no link row)."""
+    """Remove the agent's link if the node holding it is dead (:func:`holder_dead`). Returns
+    whether the agent is stale, and when its node was last known alive (None: no link row)."""
     row = conn.execute(select(agent_links).where(agent_links.c.agent_id == agent_id)).first()
     if row is None:
         return True, None
     if row.node == me:
         return False, None
-    last_alive = alive_at(row.connected_at, node_expiries(conn, {row.node}).get(row.node), ttl_ms)
-    if now_ms - last_alive < offline_after_ms:
+    expiry = node_expiries(conn, {row.node}).get(row.node)
+    if not holder_dead(row.connected_at, expiry, now_ms, offline_after_ms, ttl_ms):
         return False, None
     conn.execute(delete(agent_links).where(agent_links.c.agent_id == agent_id))
-    return True, last_alive
+    return True, alive_at(row.connected_at, expiry, ttl_ms)

@@ -1,4 +1,4 @@
-"""Why a request was withdrawn, and when an agent's connection was found lost.
+"""Why a request was withdrawn.
 
 Revision ID: app_0005_withdrawals
 Revises: 0001
@@ -20,11 +20,8 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.add_column("interactions", sa.Column("cancel_reason", sa.Text(), nullable=True))
-    op.add_column("agents", sa.Column("offline_at", sa.BigInteger(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("agents") as batch:
-        batch.drop_column("offline_at")
     with op.batch_alter_table("interactions") as batch:
         batch.drop_column("cancel_reason")
