@@ -93,7 +93,7 @@ async def _me(hub: HubState, user_id: str) -> dict[str, Any]:
     return {"user": views.user(user), "workspaces": [views.workspace(w) for w in workspaces]}
 
 
-@router.get("/auth/options", **answers(AuthOptions, database=True))
+@router.get("/auth/options", **answers(AuthOptions))
 async def auth_options(hub: Hub) -> AuthOptions:
     """What the sign-in screen should offer; asked before anyone is signed in."""
     return AuthOptions(
