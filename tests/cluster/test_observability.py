@@ -20,7 +20,9 @@ from tests.integration.hub.conftest import fast_settings
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     settings = fast_settings(sqlite_url(tmp_path), tmp_path, node_id="node-x")
-    with TestClient(create_app(settings), base_url="http://testserver") as test_client:
+    app = create_app(settings)
+    # the metrics answer callers on the hub's own machine (or with the metrics token)
+    with TestClient(app, base_url="http://testserver", client=("127.0.0.1", 50000)) as test_client:
         yield test_client
 
 

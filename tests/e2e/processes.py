@@ -4,6 +4,7 @@ demo-agent`), with bounded waits and no fixed sleeps."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -34,10 +35,16 @@ class HubProcess:
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    open_files: tuple[int, int] | None = None
+    """The (soft, hard) RLIMIT_NOFILE the hub starts with; None: the test runner's."""
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def _limit_open_files(self) -> None:
+        if self.open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, self.open_files)
 
     def start(self) -> HubProcess:
         environment = {
@@ -57,6 +64,7 @@ class HubProcess:
                 env=environment,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                preexec_fn=self._limit_open_files if self.open_files else None,
             )
         wait_until(self._ready, "the hub to be ready")
         return self

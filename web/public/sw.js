@@ -23,7 +23,7 @@ self.addEventListener("install", (event) => {
       const html = await (await fetch("/index.html", { cache: "no-store" })).text();
       const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]);
       await cache.put("/index.html", new Response(html, { headers: { "Content-Type": "text/html" } }));
-      await cache.addAll(["/manifest.webmanifest", "/icon.svg", "/icons/icon-192.png", ...assets]);
+      await cache.addAll(["/manifest.webmanifest", "/theme.js", "/icon.svg", "/icons/icon-192.png", ...assets]);
       await self.skipWaiting();
     })(),
   );
@@ -48,6 +48,8 @@ self.addEventListener("fetch", (event) => {
   }
   if (event.request.mode === "navigate") {
     event.respondWith(fetch(event.request).catch(async () => (await caches.match("/index.html")) ?? Response.error()));
+  } else if (url.pathname === "/theme.js") {
+    event.respondWith(fetch(event.request).catch(async () => (await caches.match("/theme.js")) ?? Response.error()));
   } else if (url.pathname.startsWith("/assets/") || url.pathname.startsWith("/icons/")) {
     event.respondWith(
       caches.match(event.request).then(

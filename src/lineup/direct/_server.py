@@ -138,6 +138,7 @@ class EmbeddedHub:
     async def start(self) -> asyncio.Task[None]:
         """Serve in the background; returns the server's task (done = the server stopped)."""
         from lineup.hub.app import create_app
+        from lineup.hub.connections import uvicorn_options
 
         self.bind()
         assert self._socket is not None
@@ -150,6 +151,7 @@ class EmbeddedHub:
             proxy_headers=False,
             ws_max_size=1024 * 1024,
             timeout_graceful_shutdown=int(SHUTDOWN_SECONDS),
+            **uvicorn_options(self.settings),  # the hub's header timeout and connection cap
         )
         self._server = _Server(config)
         self._task = asyncio.create_task(

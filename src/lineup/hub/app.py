@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Query, WebSocket
+from fastapi import Depends, FastAPI, Query, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import WebSocketRoute
 
@@ -24,7 +24,7 @@ from lineup.hub.api import notifications as notifications_api  # notifications (
 from lineup.hub.api import openapi, responses
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
-from lineup.hub.api.deps import session_cookie
+from lineup.hub.api.deps import operator_only, session_cookie
 from lineup.hub.api.openapi import answers, errors
 from lineup.hub.client_gateway import serve_client
 from lineup.hub.config import Settings
@@ -32,7 +32,9 @@ from lineup.hub.errors import error_response, install_error_handlers
 from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
+from lineup.hub.request_guard import RequestGuard
 from lineup.hub.secret_keys import cannot_open, key_file, load_keyring
+from lineup.hub.security_headers import SecurityHeaders
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
@@ -102,6 +104,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     )
     install_error_handlers(app)
     openapi.install(app, session_cookie=session_cookie(settings))
+    app.add_middleware(RequestGuard, settings=settings)
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
     app.include_router(auth_api.router)
@@ -116,6 +119,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     if settings.direct is not None:
         app.add_middleware(direct_api.RefuseInDirectMode)
     # --- end direct mode
+    app.add_middleware(SecurityHeaders)  # outermost: on every answer, errors included
 
     @app.get("/healthz", tags=["health"], **answers(responses.Health, database=False))
     async def healthz() -> dict[str, str]:
@@ -142,13 +146,20 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         degraded = any(v != "ok" for v in checks.values())
         return {"status": "degraded" if degraded else "ok", "checks": checks}
 
-    @app.get("/readyz/cluster", tags=["health"], **answers(responses.ClusterNode))
+    @app.get(
+        "/readyz/cluster",
+        tags=["health"],
+        dependencies=[Depends(operator_only)],
+        **answers(responses.ClusterNode, 401, 403),
+    )
     async def readyz_cluster() -> dict[str, Any]:  # cluster (issue 7)
         """This node's part in the cluster: its name, the leases it holds, the stream."""
         hub: HubState = app.state.hub
         return hub.cluster.describe()
 
-    @app.get("/metrics", tags=["health"], include_in_schema=False)
+    @app.get(
+        "/metrics", tags=["health"], include_in_schema=False, dependencies=[Depends(operator_only)]
+    )
     async def metrics() -> Response:  # cluster (issue 7): Prometheus
         from lineup.hub.metrics import CONTENT_TYPE
 

@@ -60,6 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from lineup.hub.app import create_app
+    from lineup.hub.connections import raise_open_files_limit, uvicorn_options
     from lineup.hub.logs import configure  # cluster (issue 7): JSON logs, request ids
 
     settings = Settings.from_env(host=args.host, port=args.port, node_id=args.node_id)
@@ -75,6 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
         f"  lineup demo-agent --hub {settings.base_url} --code <CODE>",
         flush=True,
     )
+    raise_open_files_limit()  # every connection is a file: the hard limit, not the soft one
     app = create_app(settings)
     _settle_garbage_collector()
     uvicorn.run(
@@ -89,6 +91,7 @@ def _serve(args: argparse.Namespace) -> int:
         ws_per_message_deflate=False,
         ws=_lean_websockets(),  # issue 7: 10,000 idle agents on a node
         log_config=log_config,
+        **uvicorn_options(settings),  # header and keep-alive timeouts, per-address cap
     )
     return 0
 

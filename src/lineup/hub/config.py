@@ -95,6 +95,27 @@ class Settings:
     cluster_check_interval: float = 1.0
     """Seconds between checks of the database for events the stream did not bring."""
     # --- end cluster ---
+    # --- the HTTP edge: request bodies, connections, operators' endpoints ---
+    max_body_bytes: int = 1024 * 1024
+    """The largest request body the hub reads (413 above it); a few routes allow more
+    (``lineup.hub.request_guard.LARGER_BODIES``)."""
+    metrics_token: str | None = field(default=None, repr=False)
+    """Bearer token for ``/metrics`` and ``/readyz/cluster``; without one, only callers on
+    this machine (loopback) may read them."""
+    header_timeout: float = 10.0
+    """Seconds a new connection (or the next request on a kept-alive one) may take to send
+    its request's headers before the hub closes it."""
+    keep_alive_timeout: float = 5.0
+    """Seconds an idle kept-alive connection stays open between requests."""
+    max_connections_per_address: int = 256
+    """HTTP connections one client address may hold open at once (0: no cap). WebSockets
+    count until their upgrade; behind a reverse proxy every client shares its address."""
+    # --- end the HTTP edge ---
+
+    def __post_init__(self) -> None:
+        # A hub people reach over https must never send its session cookie over http.
+        if (self.public_url or "").lower().startswith("https://"):
+            object.__setattr__(self, "secure_cookies", True)
 
     @property
     def cookie_prefix(self) -> str:
@@ -139,9 +160,21 @@ class Settings:
             # cluster (issue 7)
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
             "cluster_check_interval": _seconds("LINEUP_CLUSTER_CHECK_INTERVAL", 1.0),
+            **_edge_env(),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _edge_env() -> dict[str, object]:
+    env = os.environ
+    return {
+        "max_body_bytes": int(env.get("LINEUP_MAX_BODY_BYTES") or 1024 * 1024),
+        "metrics_token": env.get("LINEUP_METRICS_TOKEN") or None,
+        "header_timeout": _seconds("LINEUP_HEADER_TIMEOUT", 10.0),
+        "keep_alive_timeout": _seconds("LINEUP_KEEP_ALIVE_TIMEOUT", 5.0),
+        "max_connections_per_address": int(env.get("LINEUP_MAX_CONNECTIONS_PER_ADDRESS") or 256),
+    }
 
 
 SIGNUP_MODES = ("open", "invite", "closed")

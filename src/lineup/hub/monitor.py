@@ -24,15 +24,18 @@ from lineup.hub.cluster import MONITOR_LEASE
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol.errors import LineupError
-from lineup.store import Agent, Reader, Task, sweeps
+from lineup.store import Agent, Reader, Task, idempotency, sweeps
 
 log = logging.getLogger("lineup.hub.monitor")
+
+KEY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
 
 
 class Monitor:
     def __init__(self, hub: HubState) -> None:
         self.hub = hub
         hub.leases.keep(MONITOR_LEASE)  # cluster (issue 7)
+        self._next_key_sweep_ms = 0
         self.lag_ms = 0
         """How late the last pass woke up: time in which this node read no heartbeat."""
 
@@ -44,6 +47,7 @@ class Monitor:
         await self.fail_unreachable_tasks(now_ms)
         await self.expire_interactions(now_ms)
         await self.expire_tool_calls(now_ms)  # tools (issue 5)
+        await self.forget_old_idempotency_keys(now_ms)
 
     async def close_silent_links(self, now_ms: int) -> None:
         """Two missed heartbeats: the link is dead even if TCP has not noticed. A pass that
@@ -118,6 +122,14 @@ class Monitor:
     async def expire_tool_calls(self, now_ms: int) -> None:
         """Tool calls whose ``timeout_ms`` passed complete with ``unavailable`` (issue 5)."""
         await app_tools.expire_overdue(self.hub, now_ms)
+
+    async def forget_old_idempotency_keys(self, now_ms: int) -> None:
+        """HTTP Idempotency-Keys older than a day, once every few minutes."""
+        if now_ms < self._next_key_sweep_ms:
+            return
+        self._next_key_sweep_ms = now_ms + KEY_SWEEP_INTERVAL_MS
+        before = now_ms - idempotency.KEY_TTL_MS
+        await self.hub.store.write(lambda tx: idempotency.forget_keys_before(tx.connection, before))
 
     async def _offline(self, workspace_id: str, agent_id: str, last_beat_ms: int) -> None:
         try:

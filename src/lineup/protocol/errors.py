@@ -79,6 +79,15 @@ class InvalidArgument(LineupError):
     code = ErrorCode.INVALID_ARGUMENT
 
 
+class PayloadTooLarge(InvalidArgument):
+    """``invalid_argument`` on the wire, with HTTP 413 so proxies and clients see why: a body
+    over the size an endpoint accepts."""
+
+    @property
+    def http_status(self) -> int:
+        return 413
+
+
 class Unauthenticated(LineupError):
     code = ErrorCode.UNAUTHENTICATED
 

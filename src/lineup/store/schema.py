@@ -565,3 +565,18 @@ files = Table(
 )
 """Uploaded files, served only to members of ``workspace_id``. ``id`` is derived from the
 agent and its idempotency key when it sent one, so a retried upload finds the first one."""
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("method", String(16), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("body_hash", String(64), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_idempotency_keys_created_at", "created_at"),
+)
+"""The request each HTTP ``Idempotency-Key`` was first sent with. ``id`` is a hash of the
+caller and the key (the key itself, chosen by a client, is not kept); a later request with
+that key must match the method, path and body hash or it is refused. Forgotten after a day
+(``lineup.store.idempotency.KEY_TTL_MS``). Not event-sourced."""

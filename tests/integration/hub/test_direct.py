@@ -386,3 +386,13 @@ def test_tools_come_with_the_embedded_hub(direct: TestClient, mode: DirectMode) 
         while (frame := json.loads(agent.receive_text())).get("type") != "tool.result":
             pass
         assert frame["payload"]["result"]["confirmed"] is True
+
+
+def test_direct_mode_answers_are_confined_and_bodies_bounded_like_the_hubs(direct: TestClient):
+    headers = direct.get("/api/direct").headers
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff"
+    response = direct.post("/api/direct/session", content=b"x" * (2 * 1024 * 1024))
+    _error(response, 413, "invalid_argument")
+    nul = direct.post("/api/direct/session", json={"token": "a\u0000b"})
+    _error(nul, 400, "invalid_argument")

@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
+import json
 import re
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
+from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from lineup.domain.errors import DomainError
 from lineup.hub.accounts import SignedIn, person_in, session_user
 from lineup.hub.actors import Person
 from lineup.hub.config import Settings
 from lineup.hub.security import same_secret, token_hash
 from lineup.hub.state import HubState
-from lineup.protocol.errors import Forbidden, InvalidArgument
+from lineup.protocol.errors import (
+    Conflict,
+    Forbidden,
+    InvalidArgument,
+    LineupError,
+    Unauthenticated,
+    UnknownResult,
+)
+from lineup.store import idempotency
+from lineup.store.idempotency import KeyBinding
 
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-MAX_SEQUENCE = 2**63 - 1
-"""The largest sequence a query may name: both databases store sequences as signed 64-bit."""
 _KEY = re.compile(r"^[A-Za-z0-9_.:\-]{1,100}$")
+MAX_SEQUENCE = 2**53 - 1
+"""The largest sequence a query may name: the largest integer every JSON client holds
+exactly, well inside the databases' BIGINT (with room for the reads' own arithmetic)."""
 
 
 class Body(BaseModel):
@@ -70,10 +86,11 @@ async def person(
 Member = Annotated[Person, Depends(person)]
 
 
-def idempotency_key(
+def idempotency_header(
     key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> str | None:
-    """A client's key for a state change, used as the event id: a retry does nothing twice."""
+    """The ``Idempotency-Key`` header, checked: for a route that binds the key to its caller
+    and content itself (an agent's upload names its file by agent and key)."""
     if key is None:
         return None
     if not _KEY.match(key):
@@ -84,4 +101,91 @@ def idempotency_key(
     return f"http.{key}"
 
 
+IdempotencyHeader = Annotated[str | None, Depends(idempotency_header)]
+
+
+async def idempotency_key(
+    request: Request,
+    hub: Hub,
+    signed: SignedInUser,
+    header: IdempotencyHeader,
+) -> AsyncIterator[str | None]:
+    """A client's key for a state change, bound to the caller, the method, the path and the
+    body of its first request: a retry does nothing twice, and the same key on another
+    request is a ``conflict`` rather than a silent replay of the first answer.
+
+    Yields the event id the route records under: made from the caller and the key, so two
+    people's keys never meet and a key names one event. A request refused outright (invalid,
+    not found, a conflict…) did nothing, so it releases a key it bound: the person may correct
+    the request and send it again with the same key. One whose outcome is unknown keeps it.
+    """
+    if header is None:
+        yield None
+        return
+    scoped = hashlib.sha256(f"{signed.user.id}\x1f{header}".encode()).hexdigest()
+    asked = KeyBinding(request.method, request.url.path, _body_hash(await request.body()))
+    bound, new = await hub.store.write(
+        lambda tx: idempotency.bind_key(tx.connection, scoped, asked, hub.clock())
+    )
+    if bound != asked:
+        same_request = (bound.method, bound.path) == (asked.method, asked.path)
+        raise Conflict(
+            (
+                "This Idempotency-Key was first sent with a different body; "
+                if same_request
+                else f"This Idempotency-Key was first used for {bound.method} {bound.path}; "
+            )
+            + "use a new key for a new request.",
+            details={
+                "header": "Idempotency-Key",
+                "reason": "different_body" if same_request else "different_request",
+            },
+        )
+    try:
+        yield f"http.{scoped[:40]}"
+    except (LineupError, DomainError, RequestValidationError) as exc:
+        if new and not isinstance(exc, UnknownResult):
+            await hub.store.write(lambda tx: idempotency.release_key(tx.connection, scoped, asked))
+        raise
+
+
+def _body_hash(body: bytes) -> str:
+    """The body's SHA-256; JSON in one canonical form, so a resend that orders its keys or
+    spaces its text differently is still the same request."""
+    try:
+        canonical = json.dumps(
+            json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    except ValueError:
+        canonical = body
+    return hashlib.sha256(canonical).hexdigest()
+
+
 IdempotencyKey = Annotated[str | None, Depends(idempotency_key)]
+
+
+def operator_only(request: Request, hub: Hub) -> None:
+    """The operators' endpoints (metrics, the cluster's state): with ``LINEUP_METRICS_TOKEN``
+    set, for whoever sends it as a bearer token; without, only for callers on this machine.
+    They name nodes, leases and traffic, nothing a stranger on the network should read."""
+    token = hub.settings.metrics_token
+    if token:
+        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not same_secret(sent.strip(), token):
+            raise Unauthenticated(
+                "This endpoint needs the metrics token as a bearer token.",
+                details={"header": "Authorization"},
+            )
+        return
+    if not _is_loopback(request.client.host if request.client else ""):
+        raise Forbidden(
+            "This endpoint answers only on the hub's own machine unless the hub has a metrics "
+            "token (LINEUP_METRICS_TOKEN)."
+        )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -23,11 +23,11 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from lineup.hub.api import responses
-from lineup.hub.api.deps import Hub, IdempotencyKey, SignedInUser
+from lineup.hub.api.deps import Hub, IdempotencyHeader, SignedInUser
 from lineup.hub.api.openapi import errors
 from lineup.hub.commands import derived_id
 from lineup.hub.credentials import authenticate_agent
-from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
+from lineup.protocol.errors import Conflict, InvalidArgument, NotFound, PayloadTooLarge
 from lineup.protocol.ids import new_id
 from lineup.protocol.links import hub_file_url
 from lineup.store import Reader, WriteTx
@@ -54,14 +54,6 @@ FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 FileName = Annotated[str, Query(min_length=1, max_length=255)]
 
 
-class PayloadTooLarge(InvalidArgument):
-    """``invalid_argument`` on the wire, with HTTP 413 so proxies and clients see why."""
-
-    @property
-    def http_status(self) -> int:
-        return 413
-
-
 _BYTES = {"schema": {"type": "string", "format": "binary"}}
 
 
@@ -79,7 +71,7 @@ _BYTES = {"schema": {"type": "string", "format": "binary"}}
     },
 )
 async def upload_artifact(
-    request: Request, hub: Hub, key: IdempotencyKey, name: FileName
+    request: Request, hub: Hub, key: IdempotencyHeader, name: FileName
 ) -> JSONResponse:
     """Store a file for the agent's workspace; answers ``{fileId, url, size, sha256, …}``."""
     agent = await authenticate_agent(hub, request.headers.get("authorization", ""))

@@ -38,14 +38,16 @@ MEANINGS: dict[int, str] = {
     413: "`invalid_argument`: the request body is too large.",
     429: "`rate_limited`: too many attempts; `details.retryAfterMs` and the `Retry-After` "
     "header say when to try again.",
-    503: "`unavailable`: the database is unreachable or busy; nothing was written, retry.",
+    503: "`unavailable`: the database is unreachable or busy (nothing was written), or the hub "
+    "is at capacity; retry.",
 }
 
 
 def errors(*statuses: int, database: bool = True) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` for these error statuses, each with the error envelope; a route
-    that uses the ``database`` can also answer 503."""
-    chosen = {*statuses, 503} if database else set(statuses)
+    """OpenAPI ``responses`` for these error statuses, each with the error envelope. Every
+    route can answer 400 (the request guard refuses a NUL in any address) and one that uses
+    the ``database`` 503."""
+    chosen = {*statuses, 400, 503} if database else {*statuses, 400}
     return {
         status: {"model": ErrorEnvelope, "description": MEANINGS[status]}
         for status in sorted(chosen)
