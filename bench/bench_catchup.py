@@ -67,7 +67,7 @@ async def _fill(hub: Hub, session: Any, count: int, agents: int = 4, window: int
                 await ws.send(
                     envelope(
                         "task.status_changed",
-                        {"status": "running", "progress": sent % 100},
+                        {"status": "running", "progress": sent % 100 + 1},
                         ws_id,
                         taskId=task_id,
                     )

@@ -112,7 +112,7 @@ async def _generate(
             await ws.send(
                 envelope(
                     "task.status_changed",
-                    {"status": "running", "progress": sent % 100},
+                    {"status": "running", "progress": sent % 100 + 1},
                     ws_id,
                     taskId=task_id,
                 )

@@ -47,7 +47,7 @@ async def _running_task(
     )
     task_id: str = created.value
     accepted = ev.TaskAccepted(task_id=task_id)
-    await recorder.run(lambda w: commands.task_accepted(w, agent, new_id("evt"), accepted))
+    await recorder.run(lambda w: commands.task_accepted(w, agent, new_id("evt"), task_id, accepted))
     return agent, task_id
 
 

@@ -120,7 +120,9 @@ def test_the_demo_loop_with_the_real_demo_agent(
     detail = page.get_by_role("complementary")
     demo_agent.kill()
     lost = detail.get_by_role("status").filter(has_text="Agent connection lost")
-    expect(lost).to_contain_text(re.compile(r"Last heartbeat \d\d:\d\d:\d\d"))
+    expect(lost).to_contain_text(
+        re.compile(r"Lost at \d\d:\d\d:\d\d .*last heartbeat \d\d:\d\d:\d\d")
+    )
     expect(page.get_by_test_id("agents-online")).to_have_text("0 of 1 agent online")
     screenshot(page, "demo-agent-connection-lost")
     demo_agent.start()  # saved credentials: no code the second time

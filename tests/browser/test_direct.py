@@ -268,7 +268,8 @@ def _open_with_the_printed_address(browser: Browser, direct: DirectProcess) -> N
         assert TOKEN not in page.url
         nav = page.get_by_role("navigation", name="Main")
         nav.get_by_role("link", name=re.compile("Tasks")).click()
-        task = page.locator("a[data-task-id]").filter(has_text=TITLE)
+        title = page.locator(".task-row-title").get_by_text(TITLE, exact=True)
+        task = page.locator("a[data-task-id]").filter(has=title)
         expect(task).to_contain_text("Succeeded")
         screenshot(page, "direct-desktop")
         # one agent, served from inside it: nothing to pair, nothing to revoke

@@ -62,7 +62,7 @@ async def _stream(
                 await result
         await agent.send(
             "task.status_changed",
-            {"status": "running", "progress": i % 100},
+            {"status": "running", "progress": i % 100 + 1},
             taskId=task_id,
             id=f"{task_id}-p{i}",
         )

@@ -48,7 +48,7 @@ def test_no_acknowledged_event_is_lost_when_the_hub_is_killed(
         socket.send(_envelope("agent.hello", hello, ws_id))
         socket.send(_envelope("task.accepted", {"taskId": task_id}, ws_id, taskId=task_id))
         for i in range(2000):  # pipelined: the hub works through them while we read acks
-            progress = {"status": "running", "progress": i % 100}
+            progress = {"status": "running", "progress": i % 100 + 1}  # each one a change
             socket.send(
                 _envelope("task.status_changed", progress, ws_id, taskId=task_id, id=f"p{i}")
             )

@@ -26,8 +26,15 @@ from lineup.hub.presence import AgentLink
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
-from lineup.protocol.codec import Decoded, Ignored, Rejected, decode_frame, encode
-from lineup.protocol.envelope import Envelope, ms_to_datetime
+from lineup.protocol.codec import (
+    Decoded,
+    Ignored,
+    Rejected,
+    decode_frame,
+    encode,
+    refuse_binary,
+)
+from lineup.protocol.envelope import Envelope, fingerprint, ms_to_datetime
 from lineup.protocol.errors import (
     Forbidden,
     InvalidArgument,
@@ -78,24 +85,33 @@ class AgentConnection:
     # --- handshake ---------------------------------------------------------------------
 
     async def handshake(self) -> ev.AgentHello | None:
+        """The first frame must be the agent's hello; any other first frame is answered with
+        an error naming its id, like every frame, before the connection closes."""
         try:
-            raw = await asyncio.wait_for(self.socket.receive_text(), HELLO_TIMEOUT)
+            message = await asyncio.wait_for(self.socket.receive(), HELLO_TIMEOUT)
         except TimeoutError:
             await self._refuse(InvalidArgument("Send agent.hello first."), CLOSE_BAD_HANDSHAKE)
             return None
-        result = decode_frame(raw, ev.Sender.AGENT)
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        raw = message.get("text")
+        result = refuse_binary() if raw is None else decode_frame(raw, ev.Sender.AGENT)
         if isinstance(result, Rejected):
             await self.answer(result.error)
             await self.close(CLOSE_BAD_HANDSHAKE, "bad hello")
             return None
         if not isinstance(result, Decoded) or result.envelope.type != "agent.hello":
             await self._refuse(
-                InvalidArgument("The first frame must be agent.hello."), CLOSE_BAD_HANDSHAKE
+                InvalidArgument("The first frame must be agent.hello."),
+                CLOSE_BAD_HANDSHAKE,
+                result.envelope.id,
             )
             return None
         if result.envelope.workspace_id != self.identity.workspace_id:
             await self._refuse(
-                Forbidden("This credential belongs to another workspace."), CLOSE_FORBIDDEN
+                Forbidden("This credential belongs to another workspace."),
+                CLOSE_FORBIDDEN,
+                result.envelope.id,
             )
             return None
         hello: ev.AgentHello = result.payload
@@ -107,13 +123,13 @@ class AgentConnection:
             self.hub.cluster.link(w, identity.agent_id, identity.workspace_id)
             return done
 
-        recorded = await self.hub.recorder.run(connect)
+        recorded = await self.hub.recorder.run(connect, lane=identity.actor)
         self.connected_sequence = recorded.sequence
         await self.answer(Ack(id=result.envelope.id, sequence=recorded.sequence))
         return hello
 
-    async def _refuse(self, error: LineupError, code: int) -> None:
-        await self.answer(ErrorFrame.from_error(error))
+    async def _refuse(self, error: LineupError, code: int, envelope_id: str | None = None) -> None:
+        await self.answer(ErrorFrame.from_error(error, envelope_id))
         await self.close(code, error.message[:120])
 
     async def welcome(self) -> int:
@@ -219,7 +235,7 @@ class AgentConnection:
                 await asyncio.wait(pending, timeout=5)
 
     async def handle_frame(self, raw: str | bytes) -> None:
-        result = decode_frame(raw, ev.Sender.AGENT)
+        result = refuse_binary() if isinstance(raw, bytes) else decode_frame(raw, ev.Sender.AGENT)
         if isinstance(result, Rejected):
             await self.answer(result.error)
             return
@@ -289,18 +305,25 @@ class AgentConnection:
         if handler is None:
             raise InvalidArgument(f"{kind!r} is not handled by this hub yet.")
 
+        digest = fingerprint(envelope)
+
         def job(w: Writing) -> Recorded:
             return commands.once(
-                w, agent.workspace_id, envelope.id, lambda: handler(w, agent, envelope, payload)
+                w,
+                agent.workspace_id,
+                agent.actor,
+                envelope.id,
+                lambda: handler(w, agent, envelope, payload),
+                fingerprint=digest,
             )
 
-        return await self.hub.recorder.run(job)
+        return await self.hub.recorder.run(job, lane=agent.actor)
 
 
 Handler = Callable[[Writing, AgentIdentity, Envelope, Any], Recorded]
 
 _HANDLERS: dict[str, Handler] = {
-    "task.accepted": lambda w, a, e, p: commands.task_accepted(w, a, e.id, p),
+    "task.accepted": lambda w, a, e, p: commands.task_accepted(w, a, e.id, e.task_id, p),
     "task.status_changed": lambda w, a, e, p: commands.task_status_changed(
         w, a, e.id, e.task_id, p
     ),
@@ -377,7 +400,8 @@ async def _disconnected(hub: HubState, connection: AgentConnection) -> None:
         try:
             # cluster (issue 7): unless another node holds the agent by now
             await hub.recorder.run(
-                hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms)
+                hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms),
+                lane=connection.identity.actor,
             )
         except LineupError:
             log.exception("could not record agent %s offline", link.agent_id)

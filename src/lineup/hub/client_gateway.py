@@ -23,7 +23,7 @@ from lineup.hub.fanout import Ephemeral
 from lineup.hub.follow import Follower
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
-from lineup.protocol.codec import Decoded, Rejected, decode_frame, encode
+from lineup.protocol.codec import Decoded, Rejected, decode_frame, encode, refuse_binary
 from lineup.protocol.envelope import (
     PROTOCOL_VERSION,
     Envelope,
@@ -83,8 +83,11 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
     live: asyncio.Task[None] | None = None
     try:
         while True:
-            raw = await socket.receive_text()
-            result = decode_frame(raw, ev.Sender.USER)
+            message = await socket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            raw = message.get("text")
+            result = refuse_binary() if raw is None else decode_frame(raw, ev.Sender.USER)
             if isinstance(result, Rejected):
                 await send(encode(result.error))
                 continue

@@ -86,8 +86,19 @@ class Recorded:
         return self.result is not None and self.result.duplicate
 
 
-def once(w: Writing, workspace_id: str, event_id: str, command: Callable[[], Recorded]) -> Recorded:
-    """Run an agent's command once per event id: a resend is answered with the original.
+def once(
+    w: Writing,
+    workspace_id: str,
+    sender: str,
+    event_id: str,
+    command: Callable[[], Recorded],
+    *,
+    fingerprint: str | None = None,
+) -> Recorded:
+    """Run a sender's command once per event id: a resend is answered with the original.
+
+    The id is ``sender``'s (an actor) in its workspace; ``fingerprint`` digests what was sent
+    under it, so the same id with other content is a ``Conflict`` rather than a duplicate.
 
     In the writer's optimistic pass the common case, a new event, skips looking its id up:
     the command records its event under that id, or the id is looked up after all — when
@@ -95,19 +106,20 @@ def once(w: Writing, workspace_id: str, event_id: str, command: Callable[[], Rec
     did record something fails its INSERT on the unique id, or is made to fail here, and the
     writer re-runs it isolated, where the lookup comes first.
     """
+    w.answering(sender, event_id, fingerprint)
     if not w.optimistic:
-        before = w.recorded_before(workspace_id, event_id)
+        before = w.recorded_before(workspace_id, sender, event_id, fingerprint)
         return Recorded(before) if before is not None else command()
     try:
         done = command()
     except LineupError:
-        before = w.recorded_before(workspace_id, event_id)
+        before = w.recorded_before(workspace_id, sender, event_id, fingerprint)
         if before is not None:
             return Recorded(before)
         raise
-    if any(event.id == event_id for event in w.appended):
+    if any(event.id == event_id and event.actor == sender for event in w.appended):
         return done
-    before = w.recorded_before(workspace_id, event_id)
+    before = w.recorded_before(workspace_id, sender, event_id, fingerprint)
     if before is None:
         return done
     if w.appended:
@@ -181,7 +193,11 @@ def create_conversation(
 ) -> Recorded:
     for agent_id in agent_ids:
         live_agent_in(w, person.workspace_id, agent_id)
-    conversation_id = derived_id("conv", event_id) if event_id else new_id("conv")
+    conversation_id = (
+        derived_id("conv", person.workspace_id, person.actor, event_id)
+        if event_id
+        else new_id("conv")
+    )
     result = w.append(
         person.workspace_id,
         "conversation.created",
@@ -225,7 +241,11 @@ def post_message(
             event_id=f"{event_id}.task" if event_id else None,
         )
         task_id = task.value
-    message_id = derived_id("msg", event_id) if event_id else new_id("msg")
+    message_id = (
+        derived_id("msg", person.workspace_id, person.actor, event_id)
+        if event_id
+        else new_id("msg")
+    )
     payload: dict[str, Any] = {
         "messageId": message_id,
         "author": {"kind": "user", "id": person.user_id, "name": person.display_name},
@@ -273,7 +293,11 @@ def create_task(
         conversation_id = created.value
     else:
         conversation_in(w, person.workspace_id, conversation_id)
-    task_id = derived_id("task", event_id) if event_id else new_id("task")
+    task_id = (
+        derived_id("task", person.workspace_id, person.actor, event_id)
+        if event_id
+        else new_id("task")
+    )
     payload: dict[str, Any] = {
         "taskId": task_id,
         "title": task.title,
@@ -463,7 +487,7 @@ def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
     return w.append(
         row.workspace_id,
         "interaction.expired",
-        {"interactionId": row.id, "targetAgentId": row.agent_id},
+        {"interactionId": row.id, "expiresAt": row.expires_at, "targetAgentId": row.agent_id},
         actor="system",
         event_id=derived_id("evt", "expired", row.id),
         conversation_id=row.conversation_id,
@@ -502,9 +526,19 @@ def agent_went_offline(w: Writing, workspace_id: str, agent_id: str, last_beat_m
 
 
 def task_accepted(
-    w: Writing, agent: AgentIdentity, event_id: str, accepted: ev.TaskAccepted
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    task_id: str | None,
+    accepted: ev.TaskAccepted,
 ) -> Recorded:
-    task = agents_task(w, agent, accepted.task_id)
+    """Like every task event it names its task in the envelope; the payload's must agree."""
+    if task_id is not None and accepted.task_id != task_id:
+        raise InvalidArgument(
+            "The envelope's taskId and the payload's taskId differ.",
+            details={"taskId": task_id, "payloadTaskId": accepted.task_id},
+        )
+    task = agents_task(w, agent, task_id)
     if task.status in ("running", "waiting_for_human"):
         return Recorded(None)  # accepted before; a restarted agent says it again
     with domain_rules():
@@ -529,14 +563,17 @@ def task_status_changed(
     change: ev.TaskStatusChanged,
 ) -> Recorded:
     task = agents_task(w, agent, task_id)
+    before = task_state(task)
     with domain_rules():
-        domain.report(
-            task_state(task),
+        after = domain.report(
+            before,
             status=change.status.value,
             progress=change.progress,
             summary=change.summary,
             error=change.error,
         )
+    if after == before:
+        return Recorded(None)  # the same report again: it changed nothing, so nothing to record
     result = w.append(
         agent.workspace_id,
         "task.status_changed",

@@ -67,7 +67,7 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             "interactionId": p["interactionId"],
             "response": p["response"],
             "respondedBy": p["respondedBy"],
-            "respondedAt": _iso(p["respondedAt"]),
+            "respondedAt": p["respondedAt"],
         }
         if p.get("respondedByName"):
             payload["respondedByName"] = p["respondedByName"]
@@ -78,6 +78,11 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             if p.get(key):
                 payload[key] = p[key]
         return _envelope(event, "interaction.cancelled", payload)
+    if event.type == "interaction.expired":
+        payload = {"interactionId": p["interactionId"]}
+        if p.get("expiresAt") is not None:
+            payload["expiresAt"] = p["expiresAt"]
+        return _envelope(event, "interaction.expired", payload)
     if event.type == "task.cancel_requested":
         payload = {"taskId": p["taskId"]}
         if p.get("reason"):
@@ -97,12 +102,6 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             payload["reason"] = p["reason"]
         return _envelope(event, "tool.cancelled", payload)
     return None
-
-
-def _iso(value: Any) -> str:
-    from lineup.protocol.envelope import format_timestamp
-
-    return format_timestamp(ms_to_datetime(int(value))) if isinstance(value, int) else str(value)
 
 
 def for_person(event: StoredEvent) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One error envelope for every HTTP endpoint: ``{"error": {"code", "message", "details"?}}``.
+"""One error envelope for every HTTP endpoint: ``{"error": {"code", "message", "details"}}``.
 
 The status comes from the taxonomy table in :mod:`lineup.protocol.errors`. Nothing unexpected
 leaks: an unhandled exception is logged with its traceback and answered ``unknown_result`` with

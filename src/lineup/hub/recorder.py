@@ -12,12 +12,13 @@ that could still roll back, and events reach followers in commit (= sequence) or
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from lineup.protocol.errors import Conflict
 from lineup.protocol.ids import new_id
 from lineup.store import AppendResult, NewEvent, Store, StoredEvent, WriteTx
+from lineup.store.eventlog import reused_id, same_content
 
 T = TypeVar("T")
 Clock = Callable[[], int]
@@ -35,6 +36,7 @@ class Writing:
         self.read = tx
         self.now_ms = clock()
         self.appended: list[StoredEvent] = []
+        self._answering: tuple[str, str, str | None] | None = None
 
     @property
     def optimistic(self) -> bool:
@@ -45,14 +47,22 @@ class Writing:
     def connection(self) -> Any:
         return self.tx.connection
 
-    def recorded_before(self, workspace_id: str, event_id: str) -> AppendResult | None:
-        """A resend of an event already in the log: its original, so the ack can say so."""
-        existing = self.tx.find_event(event_id)
-        if existing is None:
+    def answering(self, sender: str, event_id: str, fingerprint: str | None) -> None:
+        """This job answers ``sender``'s event ``event_id``, whose content digests to
+        ``fingerprint``: the event appended under that id keeps it, for resends to match."""
+        self._answering = (sender, event_id, fingerprint)
+
+    def recorded_before(
+        self, workspace_id: str, sender: str, event_id: str, fingerprint: str | None = None
+    ) -> AppendResult | None:
+        """A resend of an event ``sender`` already recorded: its original, so the ack can say
+        so. The same id with other content is a ``Conflict``, never a duplicate."""
+        found = self.tx.find_event(workspace_id, sender, event_id)
+        if found is None:
             return None
-        if existing.workspace_id != workspace_id:
-            raise Conflict("That event id is already used; choose a new id.")
-        return AppendResult(existing, duplicate=True)
+        if not same_content(found.fingerprint, fingerprint):
+            raise reused_id(event_id)
+        return AppendResult(found.event, duplicate=True)
 
     def append(
         self,
@@ -67,6 +77,10 @@ class Writing:
         correlation_id: str | None = None,
         occurred_at: int | None = None,
     ) -> AppendResult:
+        fingerprint = None
+        answering = self._answering
+        if answering is not None and answering[0] == actor and answering[1] == event_id:
+            fingerprint = answering[2]
         result = self.tx.append(
             NewEvent(
                 id=event_id or new_id("evt"),
@@ -78,7 +92,8 @@ class Writing:
                 conversation_id=conversation_id,
                 task_id=task_id,
                 correlation_id=correlation_id,
-            )
+            ),
+            fingerprint=fingerprint,
         )
         if not result.duplicate:
             self.appended.append(result.event)
@@ -97,6 +112,9 @@ class Recorder:
         self.store = store
         self.clock = clock
 
-    async def run(self, job: Callable[[Writing], T]) -> T:
-        """Run ``job`` in the writer's next transaction; returns once that has committed."""
-        return await self.store.write(lambda tx: job(Writing(tx, self.clock)))
+    async def run(self, job: Callable[[Writing], T], lane: Hashable | None = None) -> T:
+        """Run ``job`` in the writer's next transaction; returns once that has committed.
+
+        ``lane`` groups one sender's jobs (see ``Store.write``), so one busy agent gets its
+        share of the writer and no more."""
+        return await self.store.write(lambda tx: job(Writing(tx, self.clock)), lane)

@@ -101,15 +101,23 @@ def _shape_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def describe_validation_error(error: ValidationError, prefix: str = "") -> tuple[str, list[str]]:
-    """A one-line sentence for a person, plus every problem as ``path: message``."""
+def describe_validation_error(
+    error: ValidationError, prefix: str = ""
+) -> tuple[str, list[dict[str, str]]]:
+    """A one-line sentence for a person, plus every problem as ``{path, problem}`` — the one
+    shape ``details.problems`` has everywhere (frames, HTTP requests, tool arguments)."""
     problems = []
     for item in error.errors(include_url=False):
         path = ".".join(str(part) for part in item["loc"])
-        problems.append(f"{prefix}{path}: {item['msg']}" if path else f"{prefix}{item['msg']}")
-    first = problems[0] if problems else "invalid value"
+        problems.append(
+            {"path": f"{prefix}{path}" if path else prefix.rstrip("."), "problem": item["msg"]}
+        )
+    if not problems:
+        return "invalid value", []
+    first = problems[0]
+    where = f"{first['path']}: " if first["path"] else ""
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return f"{first}{more}", problems[:20]
+    return f"{where}{first['problem']}{more}", problems[:20]
 
 
 def parse_json(raw: str | bytes, max_bytes: int = MAX_FRAME_BYTES) -> Any:
@@ -132,6 +140,14 @@ def parse_json(raw: str | bytes, max_bytes: int = MAX_FRAME_BYTES) -> Any:
     except (ValueError, RecursionError) as exc:
         raise InvalidArgument(f"The frame is not valid JSON: {exc}".rstrip()) from None
     return data
+
+
+def refuse_binary() -> Rejected:
+    """The answer to a binary WebSocket message: LAP frames are JSON in text messages, and a
+    peer that sends bytes should hear so rather than have them guessed at as UTF-8."""
+    return _reject(
+        "A frame must be a WebSocket text message holding JSON; binary messages are not read."
+    )
 
 
 def decode_frame(
@@ -171,6 +187,13 @@ def decode_object(data: Any, sender: Sender, *, check_shape: bool = True) -> Dec
         return _reject(f"Invalid envelope: {message}", envelope_id, problems=problems)
     except (TypeError, ValueError, RecursionError) as exc:  # pragma: no cover - defensive
         return _reject(f"Invalid envelope: {exc}", envelope_id)
+    if version is None:
+        return _reject(
+            f'The frame has no version; LAP/{PROTOCOL_VERSION} frames say "version": '
+            f'"{PROTOCOL_VERSION}".',
+            envelope.id,
+            supported=[PROTOCOL_VERSION],
+        )
     spec = CATALOG.get(envelope.type)
     if spec is None:
         return Ignored(

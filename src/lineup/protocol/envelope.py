@@ -6,10 +6,12 @@ id, and the hub answers with the original sequence instead of acting twice.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field, field_serializer
+from pydantic import AwareDatetime, ConfigDict, Field, field_serializer
 
 from lineup.protocol._model import WireModel
 
@@ -34,8 +36,18 @@ def datetime_to_ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
 
 
+def _version_required(schema: dict[str, Any]) -> None:
+    """Peers must say ``version`` (the codec refuses a frame without it); the default is only
+    for envelopes this code builds."""
+    required = schema.setdefault("required", [])
+    if "version" not in required:
+        required.insert(min(2, len(required)), "version")
+
+
 class Envelope(WireModel):
     """One LAP event on the wire; ``payload`` is checked against the type's model by the codec."""
+
+    model_config = ConfigDict(json_schema_extra=_version_required)
 
     id: Identifier
     type: EventType
@@ -51,3 +63,20 @@ class Envelope(WireModel):
     @field_serializer("occurred_at")
     def _serialize_time(self, value: datetime) -> str:
         return format_timestamp(value)
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fingerprint(envelope: Envelope) -> str:
+    """A digest of what an event says — type, where it belongs and its payload, not when it
+    was sent — so a resend under the same id can be told from a different event that reused
+    it."""
+    content = [
+        envelope.type,
+        envelope.conversation_id,
+        envelope.task_id,
+        envelope.correlation_id,
+        envelope.payload,
+    ]
+    return hashlib.sha256(_CANONICAL.encode(content).encode("utf-8")).hexdigest()[:32]

@@ -69,10 +69,8 @@ class LineupError(Exception):
         return self.code in RETRYABLE
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code.value, "message": self.message}
-        if self.details:
-            body["details"] = self.details
-        return body
+        """The HTTP error body: ``details`` is always there, ``{}`` when there are none."""
+        return {"code": self.code.value, "message": self.message, "details": dict(self.details)}
 
 
 class InvalidArgument(LineupError):

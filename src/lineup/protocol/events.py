@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, field_validator
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
@@ -169,11 +170,35 @@ class MessageDelivered(WireModel):
 
 
 class InteractionResolved(WireModel):
+    """A person's answer; respondedAt is milliseconds since the epoch (UTC), like every time
+    in a recorded fact."""
+
     interaction_id: Identifier
     response: InteractionResponse
     responded_by: Identifier
     responded_by_name: Annotated[str, Field(max_length=200)] | None = None
-    responded_at: Annotated[str, Field(max_length=40)]
+    responded_at: Annotated[int, Field(ge=0)]
+
+    @field_validator("responded_at", mode="before")
+    @classmethod
+    def _iso_text_as_ms(cls, value: Any) -> Any:
+        """ISO 8601 text is read too: an agent's journal may hold answers in that form."""
+        if isinstance(value, str):
+            try:
+                when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                return value
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            return int(when.timestamp() * 1000)
+        return value
+
+
+class InteractionExpiry(WireModel):
+    """An interaction the agent asked for expired unanswered; expiresAt in milliseconds (UTC)."""
+
+    interaction_id: Identifier
+    expires_at: Annotated[int, Field(ge=0)] | None = None
 
 
 class InteractionCancelled(WireModel):
@@ -253,6 +278,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("message.delivered", MessageDelivered, {H}, "A person's message for the agent."),
         _spec("interaction.resolved", InteractionResolved, {H}, "A person's answer."),
         _spec("interaction.cancelled", InteractionCancelled, {H}, "A request was withdrawn."),
+        _spec("interaction.expired", InteractionExpiry, {H}, "Nobody answered in time."),
         _spec("system.resync_required", SystemResyncRequired, {H}, "Replay is impossible."),
         _spec("agent.welcome", AgentWelcome, {H}, "Answer to agent.hello."),
         _spec("client.subscribe", ClientSubscribe, {U}, "Resume a person's event stream."),
@@ -303,6 +329,7 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "message.delivered",
         "interaction.resolved",
         "interaction.cancelled",
+        "interaction.expired",
         "task.cancel_requested",
         "tool.result",  # tools (issue 5): from tool.completed
         "tool.cancelled",

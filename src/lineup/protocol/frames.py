@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.errors import ErrorCode, LineupError
@@ -38,8 +38,17 @@ class Ack(WireModel):
         return out
 
 
+def _id_required(schema: dict[str, Any]) -> None:
+    """Every error names the frame it answers: ``id`` is always sent, ``null`` if unreadable."""
+    required = schema.setdefault("required", [])
+    if "id" not in required:
+        required.insert(0, "id")
+
+
 class ErrorFrame(WireModel):
     """The event was refused; nothing changed. ``retryable`` follows the taxonomy."""
+
+    model_config = ConfigDict(json_schema_extra=_id_required)
 
     type: Literal["error"] = "error"
     id: str | None = None
@@ -47,6 +56,12 @@ class ErrorFrame(WireModel):
     message: str
     retryable: bool = False
     details: dict[str, Any] | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """``id`` is always there: ``null`` when the frame answered was too broken to name."""
+        out = super().wire()
+        out.setdefault("id", None)
+        return out
 
     @classmethod
     def from_error(cls, error: LineupError, envelope_id: str | None = None) -> ErrorFrame:

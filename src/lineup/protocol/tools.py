@@ -144,7 +144,7 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) 
     problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     if problems:
         details = [
-            {"path": "/".join(str(p) for p in error.absolute_path), "problem": error.message}
+            {"path": ".".join(str(p) for p in error.absolute_path), "problem": error.message}
             for error in problems[:20]
         ]
         first = details[0]

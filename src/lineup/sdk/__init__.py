@@ -43,6 +43,7 @@ from lineup.sdk._errors import (
     InteractionExpired,
     JournalMismatch,
     PairingFailed,
+    RequestWithdrawn,
     TaskCancelled,
     TaskStopped,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "MessageContext",
     "MessageHandler",
     "PairingFailed",
+    "RequestWithdrawn",
     "Review",
     "TaskCancelled",
     "TaskContext",

@@ -115,16 +115,7 @@ def choice_options(
 
 
 def _when(resolved: InteractionResolved) -> datetime:
-    try:
-        value = datetime.fromisoformat(resolved.responded_at)
-    except ValueError:
-        logger.warning(
-            "interaction %s: unreadable respondedAt %r",
-            resolved.interaction_id,
-            resolved.responded_at,
-        )
-        return datetime.now(UTC)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return datetime.fromtimestamp(resolved.responded_at / 1000, tz=UTC)
 
 
 def _picked(resolved: InteractionResolved) -> list[str]:

@@ -35,6 +35,8 @@ from lineup.protocol.events import (
     AgentHeartbeat,
     AgentHello,
     AgentWelcome,
+    InteractionCancelled,
+    InteractionExpiry,
     InteractionResolved,
     MessageDelivered,
     SystemResyncRequired,
@@ -49,7 +51,12 @@ from lineup.protocol.tools import ToolList, ToolResult  # tools (issue 5)
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._context import MessageContext, TaskContext
-from lineup.sdk._errors import ConnectionRefusedByHub, InteractionExpired, TaskStopped
+from lineup.sdk._errors import (
+    ConnectionRefusedByHub,
+    InteractionExpired,
+    RequestWithdrawn,
+    TaskStopped,
+)
 from lineup.sdk._journal import derive_id
 from lineup.sdk._state import Job, OutboxEntry, StateStore, Step
 from lineup.sdk._tools import ANSWER_PREFIX, dump_result, parse_result  # tools (issue 5)
@@ -93,6 +100,10 @@ class Settings:
         return Uploader(
             self.config.hub_url, self.config.credential, self.backoff, self.http_transport
         )
+
+
+WITHDRAWN_PREFIX = "withdrawn:"
+"""State-file key of a request the hub withdrew (the value is its reason)."""
 
 
 class _Waiters(Generic[V]):
@@ -155,6 +166,8 @@ class Core:
         self._last_error: ErrorFrame | None = None
         self._settled: _Waiters[None] = _Waiters()
         self._resolved: _Waiters[InteractionResolved] = _Waiters()
+        self._expired: dict[str, datetime] = {}
+        """Interactions the hub said expired, for a wait that starts after it said so."""
         self._tool_results: _Waiters[ToolResult] = _Waiters()  # tools (issue 5)
         self._tool_lists: dict[str, list[dict[str, Any]]] = {}
         self._runners: dict[str, asyncio.Task[None]] = {}
@@ -221,6 +234,9 @@ class Core:
         stored = self.store.answer(interaction_id)
         if stored is not None:
             return InteractionResolved.model_validate_json(stored)
+        self._raise_if_withdrawn(interaction_id)
+        if interaction_id in self._expired:
+            raise InteractionExpired(interaction_id, self._expired[interaction_id])
         if expires_at is None:
             return await self._resolved.wait(interaction_id)
         remaining = (expires_at - datetime.now(UTC)).total_seconds()
@@ -246,7 +262,22 @@ class Core:
         stored = self.store.answer(ANSWER_PREFIX + call_id)
         if stored is not None:
             return parse_result(stored)
+        self._raise_if_withdrawn(call_id)
         return await self._tool_results.wait(call_id)
+
+    def _raise_if_withdrawn(self, request_id: str) -> None:
+        reason = self.store.answer(WITHDRAWN_PREFIX + request_id)
+        if reason is not None:
+            raise RequestWithdrawn(request_id, reason or None)
+
+    def _on_withdrawn(self, sequence: int | None, request_id: str, reason: str | None) -> None:
+        """Kept in the state file like an answer, so a handler resumed after a restart learns
+        it too; whoever waits now hears it at once."""
+        logger.info("request %s withdrawn by the hub: %s", request_id, reason or "no reason")
+        self.store.remember_answer(sequence, WITHDRAWN_PREFIX + request_id, reason or "")
+        error = RequestWithdrawn(request_id, reason)
+        self._resolved.fail(request_id, error)
+        self._tool_results.fail(request_id, error)
 
     async def query_tools(self) -> list[dict[str, Any]]:
         """Ask the hub which tools the apps offer (``tool.list``); retried on a new
@@ -619,6 +650,13 @@ class Core:
             self._on_task_assigned(envelope, payload)
         elif isinstance(payload, InteractionResolved):
             self._on_interaction_resolved(envelope, payload)
+        elif isinstance(payload, InteractionExpiry):
+            self._on_interaction_expired(payload)
+            self.store.advance(sequence)
+        elif isinstance(payload, InteractionCancelled):
+            self._on_withdrawn(sequence, payload.interaction_id, payload.reason)
+        elif isinstance(payload, ToolCancel) and envelope.type == "tool.cancelled":
+            self._on_withdrawn(sequence, payload.call_id, payload.reason)
         elif isinstance(payload, TaskCancelRequested):
             self._on_cancel_requested(envelope, payload)
         elif isinstance(payload, MessageDelivered):
@@ -658,6 +696,20 @@ class Core:
         first = InteractionResolved.model_validate_json(stored) if stored else payload
         logger.info("interaction %s answered by %s", payload.interaction_id, payload.responded_by)
         self._resolved.resolve(payload.interaction_id, first)
+
+    def _on_interaction_expired(self, payload: InteractionExpiry) -> None:
+        """The hub's clock says nobody answered in time: whoever waits hears it now, not
+        only when its own timer runs out."""
+        logger.info("interaction %s expired unanswered", payload.interaction_id)
+        expires_at = (
+            datetime.fromtimestamp(payload.expires_at / 1000, tz=UTC)
+            if payload.expires_at is not None
+            else datetime.now(UTC)
+        )
+        self._expired[payload.interaction_id] = expires_at
+        self._resolved.fail(
+            payload.interaction_id, InteractionExpired(payload.interaction_id, expires_at)
+        )
 
     def _on_cancel_requested(self, envelope: Envelope, payload: TaskCancelRequested) -> None:
         task_id = payload.task_id or envelope.task_id

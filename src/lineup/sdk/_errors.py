@@ -115,6 +115,16 @@ class InteractionExpired(Exception):
         self.expires_at = expires_at
 
 
+class RequestWithdrawn(Exception):
+    """The hub withdrew this request (an interaction or a tool call) because its task is being
+    cancelled: no answer will come, and a person can no longer give one."""
+
+    def __init__(self, request_id: str, reason: str | None) -> None:
+        super().__init__(f"Request {request_id} was withdrawn: {reason or 'no reason given'}")
+        self.request_id = request_id
+        self.reason = reason
+
+
 class JournalMismatch(RuntimeError):
     """A resumed handler asked for different steps than the run it resumes had recorded.
 

@@ -7,7 +7,7 @@ nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``. Wri
 """
 
 from lineup.store import auth, sweeps
-from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
+from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent
 from lineup.store.queries import Reader
 from lineup.store.records import (
     Agent,
@@ -44,6 +44,7 @@ __all__ = [
     "NewEvent",
     "PairingCodeRecord",
     "Reader",
+    "Sent",
     "SessionRecord",
     "Store",
     "StoredEvent",

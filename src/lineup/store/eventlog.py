@@ -52,6 +52,14 @@ class AppendResult:
     duplicate: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """An event found by its sender's id, with the digest of what the sender sent then."""
+
+    event: StoredEvent
+    fingerprint: str | None
+
+
 def event_from_row(row: Row[Any] | Mapping[str, Any]) -> StoredEvent:
     m = row._mapping if isinstance(row, Row) else row
     return StoredEvent(
@@ -70,7 +78,11 @@ def event_from_row(row: Row[Any] | Mapping[str, Any]) -> StoredEvent:
 
 
 # Built once: the append path runs these for every event.
-_FIND_EVENT = select(events).where(events.c.id == bindparam("event_id"))
+_FIND_EVENT = select(events).where(
+    events.c.workspace_id == bindparam("workspace_id"),
+    events.c.actor == bindparam("sender"),
+    events.c.id == bindparam("event_id"),
+)
 _NOW = bindparam("now_ms", type_=BigInteger())
 _BUMP = (
     update(workspaces)
@@ -90,21 +102,31 @@ _INSERT_EVENT = insert(events)
 _WORKSPACE_EXISTS = select(workspaces.c.id).where(workspaces.c.id == bindparam("workspace_id"))
 
 
-def find_event(conn: Connection, event_id: str) -> StoredEvent | None:
-    row = statements.run(conn, _FIND_EVENT, {"event_id": event_id}).first()
-    return None if row is None else event_from_row(row)
+def find_event(conn: Connection, workspace_id: str, sender: str, event_id: str) -> Sent | None:
+    """The event ``sender`` (an actor) recorded under ``event_id`` in the workspace."""
+    params = {"workspace_id": workspace_id, "sender": sender, "event_id": event_id}
+    row = statements.run(conn, _FIND_EVENT, params).first()
+    return None if row is None else Sent(event_from_row(row), row["fingerprint"])
 
 
 def append(
-    conn: Connection, event: NewEvent, *, now_ms: int, check_duplicate: bool = True
+    conn: Connection,
+    event: NewEvent,
+    *,
+    now_ms: int,
+    check_duplicate: bool = True,
+    fingerprint: str | None = None,
 ) -> AppendResult:
     """Append ``event`` and apply its projection; the caller owns the enclosing transaction.
 
-    An id already in the log returns that event as a duplicate (another workspace's id is a
-    conflict). With ``check_duplicate=False`` there is no SELECT by id first: the events' unique
-    id is the check, and a resent id fails the INSERT (``Conflict``). The writer appends so in
-    its optimistic pass and, should anything fail, re-runs the batch with the check — which
-    then answers the resend as the duplicate it is, as it does a lost race for the same id.
+    The id is the sender's (``event.actor``) idempotency key in its workspace: one it already
+    used there returns that event as a duplicate — when it is the same event (the same type,
+    and the same ``fingerprint`` of what was sent, where both have one); else it is a
+    ``Conflict``. Other senders' and other workspaces' ids never meet it.
+    With ``check_duplicate=False`` there is no SELECT by id first: the unique (workspace,
+    sender, id) is the check, and a resent id fails the INSERT (``Conflict``). The writer
+    appends so in its optimistic pass and, should anything fail, re-runs the batch with the
+    check — which then answers the resend as the duplicate it is, as it does a lost race.
 
     No savepoint here: if this raises after it wrote, the caller must roll back (the writer
     does, and re-runs the job in a savepoint).
@@ -112,11 +134,11 @@ def append(
     if not isinstance(event.payload, dict):
         raise InvalidArgument("event payload must be an object", details={"eventId": event.id})
     if check_duplicate:
-        existing = find_event(conn, event.id)
+        existing = find_event(conn, event.workspace_id, event.actor, event.id)
         if existing is not None:
-            return _duplicate_of(existing, event)
+            return _duplicate_of(existing, event, fingerprint)
     try:
-        stored = _insert(conn, event, now_ms)
+        stored = _insert(conn, event, now_ms, fingerprint)
         projections.apply_event(conn, stored)
     except IntegrityError as exc:
         raise Conflict(
@@ -137,14 +159,26 @@ def _is_data_error(exc: DBAPIError) -> bool:
     return isinstance(exc, DataError) or (isinstance(sqlstate, str) and sqlstate[:2] == "22")
 
 
-def _duplicate_of(existing: StoredEvent, event: NewEvent) -> AppendResult:
-    if existing.workspace_id != event.workspace_id:
-        # Say no more: the id's owner is another tenant.
-        raise Conflict("event id already used", details={"eventId": event.id})
-    return AppendResult(existing, duplicate=True)
+def _duplicate_of(existing: Sent, event: NewEvent, fingerprint: str | None) -> AppendResult:
+    if existing.event.type != event.type or not same_content(existing.fingerprint, fingerprint):
+        raise reused_id(event.id)
+    return AppendResult(existing.event, duplicate=True)
 
 
-def _insert(conn: Connection, event: NewEvent, now_ms: int) -> StoredEvent:
+def same_content(recorded: str | None, sent: str | None) -> bool:
+    """Whether a resend matches what was recorded under its id (unknown on either side: yes)."""
+    return recorded is None or sent is None or recorded == sent
+
+
+def reused_id(event_id: str) -> Conflict:
+    return Conflict(
+        f"Event id {event_id!r} was already used for a different event; "
+        "give every new event a new id (resend only what was not acknowledged).",
+        details={"eventId": event_id, "reason": "id_reused"},
+    )
+
+
+def _insert(conn: Connection, event: NewEvent, now_ms: int, fingerprint: str | None) -> StoredEvent:
     if event.type == WORKSPACE_CREATED:
         _create_workspace_row(conn, event, now_ms)
     bumped = statements.run(
@@ -181,6 +215,7 @@ def _insert(conn: Connection, event: NewEvent, now_ms: int) -> StoredEvent:
             "occurred_at": stored.occurred_at,
             "recorded_at": stored.recorded_at,
             "payload": stored.payload,
+            "fingerprint": fingerprint,
         },
     )
     return stored

@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 from lineup.store.jsontype import json_column_type
@@ -59,7 +60,7 @@ events = Table(
     metadata,
     Column("workspace_id", ID, _ws_fk(), nullable=False),
     Column("sequence", BigInteger, nullable=False),
-    Column("id", ID, nullable=False, unique=True),
+    Column("id", String(128), nullable=False),
     Column("type", String(128), nullable=False),
     Column("actor", String(200), nullable=False),
     Column("conversation_id", ID, nullable=True),
@@ -68,11 +69,17 @@ events = Table(
     Column("occurred_at", BigInteger, nullable=False),
     Column("recorded_at", BigInteger, nullable=False),
     Column("payload", json_column_type(), nullable=False),
+    Column("fingerprint", String(32), nullable=True),
     PrimaryKeyConstraint("workspace_id", "sequence"),
+    UniqueConstraint("workspace_id", "actor", "id"),
     Index("ix_events_workspace_id_type", "workspace_id", "type"),
     Index("ix_events_workspace_id_task_id", "workspace_id", "task_id"),
     Index("ix_events_replay_order", "recorded_at", "workspace_id", "sequence"),
 )
+"""``id`` is the sender's idempotency key, so it is unique per sender (``actor``) within a
+workspace, not across them: two agents that number their events 1, 2, 3 both get theirs
+recorded. ``fingerprint`` is a digest of what the sender sent under that id, so a reused id
+with other content is refused instead of being answered as a resend of something else."""
 
 write_lock = Table(
     "write_lock",
@@ -492,7 +499,7 @@ notifications = Table(
     Column("kind", String(32), nullable=False),
     Column("subject_type", String(32), nullable=False),
     Column("subject_id", String(200), nullable=False),
-    Column("event_id", ID, nullable=True),
+    Column("event_id", String(128), nullable=True),
     Column("title", Text, nullable=False),
     Column("body", Text, nullable=False),
     Column("link", Text, nullable=False),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -100,7 +100,7 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def write(self, fn: Callable[[WriteTx], T]) -> Awaitable[T]:
+    def write(self, fn: Callable[[WriteTx], T], lane: Hashable | None = None) -> Awaitable[T]:
         """Run ``fn`` in the writer's next transaction; the result resolves once that committed.
 
         ``fn`` is a plain (synchronous) function of the transaction, run away from the event
@@ -111,8 +111,11 @@ class Store:
 
         Cancelling the caller does not undo a job the writer has started: like an unacked
         send, its outcome is then unknown, and the envelope id makes a retry safe.
+
+        Jobs of one ``lane`` (say, one agent's connection) run in order and share the writer
+        fairly with other lanes; without one, the job is a lane of its own.
         """
-        return self._writer.submit(fn)
+        return self._writer.submit(fn, lane)
 
     async def append(self, event: NewEvent) -> AppendResult:
         """One event in its own job; to append several atomically, use ``write``."""
@@ -128,6 +131,11 @@ class Store:
     @property
     def writer_stats(self) -> WriterStats:
         return replace(self._writer.stats)
+
+    @property
+    def writer_queued(self) -> int:
+        """Write jobs waiting for the writer's next batch."""
+        return self._writer.queued
 
     async def flush(self) -> None:
         await self._writer.flush()

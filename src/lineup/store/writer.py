@@ -21,6 +21,12 @@ writer per process; across processes (hub nodes) each transaction first takes th
 ``write_lock`` row, so writer transactions never deadlock, and the workspace row lock keeps
 sequences gap-free.
 
+Jobs queue in lanes — one per agent connection, say — and each batch takes at most
+``lane_share`` jobs from a lane, lanes in turn. An agent with hundreds of frames in flight
+thus fills the batches only when nobody else is waiting: a request that arrives behind its
+burst rides in the next (short) batch instead of after the whole burst. Jobs of one lane keep
+their order.
+
 A job must not call ``Store.write`` itself (refused: it could only wait for its own batch),
 and should do no I/O besides the database: it runs while the transaction holds the write lock.
 """
@@ -30,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -41,7 +48,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from lineup.protocol.errors import Unavailable
 from lineup.store import eventlog, statements
 from lineup.store.engines import db_errors
-from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
+from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent
 from lineup.store.queries import Reader
 from lineup.store.schema import WRITE_LOCK_ID, write_lock
 
@@ -60,6 +67,9 @@ class RunOnWriter(Protocol):
 
 
 DEFAULT_MAX_BATCH = 256
+DEFAULT_LANE_SHARE = 32
+"""A lane's most jobs per batch: small enough that a batch of one agent's burst commits in a
+few milliseconds, large enough that eight busy agents still fill a batch."""
 
 _in_job: contextvars.ContextVar[bool] = contextvars.ContextVar("lineup_store_in_job", default=False)
 
@@ -96,20 +106,27 @@ class WriteTx(Reader):
         self.wrote = True
         return self._conn
 
-    def append(self, event: NewEvent) -> AppendResult:
-        """Append ``event`` (idempotent by its id) and apply its projection."""
+    def append(self, event: NewEvent, *, fingerprint: str | None = None) -> AppendResult:
+        """Append ``event`` (idempotent by its sender's id) and apply its projection;
+        ``fingerprint`` digests what the sender sent (see ``eventlog.append``)."""
         self._check_open()
         self.wrote = True
         if self._isolated:
             # In a job's own savepoint already; this one makes the append all-or-nothing
             # even for a job that catches its error and carries on.
             with self._conn.begin_nested():
-                result = eventlog.append(self._conn, event, now_ms=self._clock())
+                result = eventlog.append(
+                    self._conn, event, now_ms=self._clock(), fingerprint=fingerprint
+                )
         else:
             # Optimistic: a resent id fails the INSERT, and the isolated re-run answers it.
             try:
                 result = eventlog.append(
-                    self._conn, event, now_ms=self._clock(), check_duplicate=False
+                    self._conn,
+                    event,
+                    now_ms=self._clock(),
+                    check_duplicate=False,
+                    fingerprint=fingerprint,
                 )
             except BaseException:
                 self.torn = True
@@ -118,10 +135,10 @@ class WriteTx(Reader):
             self._appended.append(result.event)
         return result
 
-    def find_event(self, event_id: str) -> StoredEvent | None:
-        """The event with this id in any workspace: the idempotency check before a command."""
+    def find_event(self, workspace_id: str, sender: str, event_id: str) -> Sent | None:
+        """The event ``sender`` recorded under this id: the idempotency check before a command."""
         self._check_open()
-        return eventlog.find_event(self._conn, event_id)
+        return eventlog.find_event(self._conn, workspace_id, sender, event_id)
 
     def execute(self, stmt: Executable, params: Any = None) -> Result[Any]:
         self._check_open()
@@ -151,9 +168,9 @@ class WriterStats:
     largest_batch: int = 0
 
 
-@dataclass
+@dataclass(eq=False)
 class _Job(Generic[T]):
-    fn: Job[T] | None  # None: a flush marker
+    fn: Job[T]
     future: asyncio.Future[T]
     ok: bool = False
     result: Any = None
@@ -171,9 +188,6 @@ class _Isolate(Exception):
     """Roll back the optimistic attempt and run the batch again, a savepoint per job."""
 
 
-_STOP = object()
-
-
 class Writer:
     def __init__(
         self,
@@ -181,11 +195,16 @@ class Writer:
         *,
         clock: Clock,
         max_batch: int = DEFAULT_MAX_BATCH,
+        lane_share: int = DEFAULT_LANE_SHARE,
     ) -> None:
         self._run_on_writer = run_on_writer
         self._clock = clock
         self._max_batch = max_batch
-        self._queue: asyncio.Queue[_Job[Any] | object] = asyncio.Queue()
+        self._lane_share = max(1, lane_share)
+        self._lanes: dict[Hashable, deque[_Job[Any]]] = {}
+        """Queued jobs by lane, in the order lanes are served next (a dict keeps it)."""
+        self._running: list[_Job[Any]] = []
+        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._listeners: list[CommitListener] = []
@@ -197,24 +216,32 @@ class Writer:
                 self._run(), name="lineup-store-writer"
             )
 
-    def submit(self, fn: Job[T]) -> Awaitable[T]:
-        """Queue ``fn``; refused at once (not when awaited) from inside a write job."""
+    def submit(self, fn: Job[T], lane: Hashable | None = None) -> Awaitable[T]:
+        """Queue ``fn`` in ``lane`` (its own if none); refused at once (not when awaited) from
+        inside a write job."""
         if _in_job.get():
             raise RuntimeError("Store.write called from inside a write job; use its WriteTx")
-        return self._enqueue(fn)
+        return self._enqueue(fn, lane)
 
     async def flush(self) -> None:
         """Wait until everything queued before this call has committed (or failed)."""
-        await self._enqueue(None)
+        waiting = [j.future for j in self._running]
+        waiting.extend(j.future for lane in self._lanes.values() for j in lane)
+        if waiting:
+            await asyncio.wait(waiting)
 
     async def close(self) -> None:
         """Refuse new work, finish what is queued, stop."""
         if not self._closed:
             self._closed = True
-            if self._task is not None:
-                self._queue.put_nowait(_STOP)
+            self._wake.set()
         if self._task is not None:
             await self._task
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for a batch (not counting the one running)."""
+        return sum(len(queued) for queued in self._lanes.values())
 
     def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
         """Call ``listener`` after each COMMIT with the new events in commit order (fan-out).
@@ -225,50 +252,63 @@ class Writer:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    async def _enqueue(self, fn: Job[T] | None) -> T:
+    async def _enqueue(self, fn: Job[T], lane: Hashable | None) -> T:
         if self._closed:
             raise Unavailable("the store is closed")
         if self._task is not None and self._task.done():
             raise Unavailable("the store writer stopped")
         self.start()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Job(fn, future))
+        job: _Job[T] = _Job(fn, future)
+        key: Hashable = job if lane is None else lane
+        queued = self._lanes.get(key)
+        if queued is None:
+            self._lanes[key] = deque((job,))
+        else:
+            queued.append(job)
+        self._wake.set()
         return await future
 
     # --- the writer task (event loop) ------------------------------------------------------
 
-    async def _run(self) -> None:
+    def _next_batch(self) -> list[_Job[Any]]:
+        """Up to ``lane_share`` jobs of each lane in turn; a lane served goes to the back."""
         batch: list[_Job[Any]] = []
+        for key in list(self._lanes):
+            room = self._max_batch - len(batch)
+            if room <= 0:
+                break
+            queued = self._lanes.pop(key)
+            for _ in range(min(room, self._lane_share, len(queued))):
+                batch.append(queued.popleft())
+            if queued:
+                self._lanes[key] = queued
+        return batch
+
+    async def _run(self) -> None:
         try:
-            stopping = False
-            while not stopping:
-                item = await self._queue.get()
-                batch = []
-                while True:
-                    if item is _STOP:
-                        stopping = True
-                        break
-                    assert isinstance(item, _Job)
-                    batch.append(item)
-                    if len(batch) >= self._max_batch or self._queue.empty():
-                        break
-                    item = self._queue.get_nowait()
-                if batch:
-                    await self._run_batch(batch)
-                batch = []
+            while True:
+                if not self._lanes:
+                    if self._closed:
+                        return
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                self._running = self._next_batch()
+                await self._run_batch(self._running)
+                self._running = []
         finally:
             # Cancelled or crashed: no caller may wait forever.
-            leftovers = list(batch)
-            while not self._queue.empty():
-                item = self._queue.get_nowait()
-                if isinstance(item, _Job):
-                    leftovers.append(item)
+            leftovers = list(self._running)
+            for queued in self._lanes.values():
+                leftovers.extend(queued)
+            self._lanes.clear()
             for job in leftovers:
                 if not job.future.done():
                     job.future.set_exception(Unavailable("the store writer stopped"))
 
     async def _run_batch(self, batch: list[_Job[Any]]) -> None:
-        work = [j for j in batch if j.fn is not None and not j.future.cancelled()]
+        work = [j for j in batch if not j.future.cancelled()]
         if work:
             try:
                 isolated = await self._run_on_writer(lambda conn: self._execute(conn, work))
@@ -276,9 +316,6 @@ class Writer:
                 self._fail_batch(work, exc)
             else:
                 self._committed(work, isolated=isolated)
-        for job in batch:
-            if job.fn is None and not job.future.done():
-                job.future.set_result(None)
 
     def _committed(self, work: list[_Job[Any]], *, isolated: bool) -> None:
         stats = self.stats

@@ -348,7 +348,7 @@ async def test_two_workers_on_one_database_send_each_notification_once(
         await stores[0].migrate()
         hubs = [HubState.create(settings, s) for s in stores]
         user, workspace_id = await accounts.sign_up(
-            hubs[0], "ana@example.test", "x" * 12, "Ana", None
+            hubs[0], "ana@example.test", "correct horse battery staple", "Ana", None
         )
         devices = [push_service.device("phone"), push_service.device("laptop")]
         for device in devices:

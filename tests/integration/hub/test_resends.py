@@ -44,7 +44,9 @@ def _record_elsewhere(w: Writing, workspace_id: str) -> Recorded:
 async def test_a_resend_is_answered_with_the_original_event(store: Store, second: str) -> None:
     recorder = Recorder(store)
     ws = await _workspace(recorder)
-    first = await recorder.run(lambda w: commands.once(w, ws, "e-1", lambda: _record(w, ws, "e-1")))
+    first = await recorder.run(
+        lambda w: commands.once(w, ws, ACTOR, "e-1", lambda: _record(w, ws, "e-1"))
+    )
     assert first.result is not None and not first.duplicate
     before = await store.last_sequence(ws)
 
@@ -55,12 +57,12 @@ async def test_a_resend_is_answered_with_the_original_event(store: Store, second
             "record_elsewhere": lambda: _record_elsewhere(w, ws),
             "record_again": lambda: _record(w, ws, "e-1"),
         }[second]
-        return commands.once(w, ws, "e-1", command)
+        return commands.once(w, ws, ACTOR, "e-1", command)
 
     # in a batch with a new event, so the optimistic pass has something to commit
     resent, other = await asyncio.gather(
         recorder.run(again),
-        recorder.run(lambda w: commands.once(w, ws, "e-2", lambda: _record(w, ws, "e-2"))),
+        recorder.run(lambda w: commands.once(w, ws, ACTOR, "e-2", lambda: _record(w, ws, "e-2"))),
     )
     assert resent.duplicate and resent.sequence == first.sequence
     assert other.sequence == before + 1 and not other.duplicate
@@ -71,4 +73,4 @@ async def test_a_command_that_fails_for_a_new_event_still_fails(store: Store) ->
     recorder = Recorder(store)
     ws = await _workspace(recorder)
     with pytest.raises(Conflict, match="already done"):
-        await recorder.run(lambda w: commands.once(w, ws, "e-new", lambda: _refuse(w)))
+        await recorder.run(lambda w: commands.once(w, ws, ACTOR, "e-new", lambda: _refuse(w)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from lineup.protocol.errors import Conflict, ErrorCode, InvalidArgument, NotFound
+from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
 from lineup.protocol.ids import new_ulid
 from lineup.store import Reader, Store
 from lineup.store.schema import events
@@ -59,17 +59,47 @@ async def test_append_again_returns_the_original_and_changes_nothing(store: Stor
     assert await _event_count(store) == 3
 
 
-async def test_an_event_id_of_another_workspace_is_a_conflict_that_reveals_nothing(
+async def test_an_event_id_another_workspace_used_is_recorded_as_a_new_event(
     store: Store,
 ) -> None:
     a = await create_workspace(store)
     b = await create_workspace(store)
     await store.append(event(a, "test.note", event_id="shared-id"))
+    theirs = await store.append(event(b, "test.note", {"mine": True}, event_id="shared-id"))
+    assert not theirs.duplicate
+    assert (theirs.event.workspace_id, theirs.event.sequence) == (b, 2)
+    assert theirs.event.payload == {"mine": True}
+
+
+async def test_an_event_id_another_sender_used_is_recorded_as_a_new_event(store: Store) -> None:
+    ws = await create_workspace(store)
+    first = await store.append(event(ws, "test.note", {"n": 1}, actor="agent:a", event_id="1"))
+    second = await store.append(event(ws, "test.note", {"n": 2}, actor="agent:b", event_id="1"))
+    assert not second.duplicate
+    assert second.event.sequence == first.event.sequence + 1
+    assert second.event.payload == {"n": 2}
+
+
+async def test_a_sender_reusing_an_id_for_another_type_of_event_gets_a_conflict(
+    store: Store,
+) -> None:
+    ws = await create_workspace(store)
+    await store.append(event(ws, "test.note", actor="agent:a", event_id="1"))
     with pytest.raises(Conflict) as caught:
-        await store.append(event(b, "test.note", event_id="shared-id"))
-    assert caught.value.code is ErrorCode.CONFLICT
-    assert a not in str(caught.value.to_dict())
-    assert await store.last_sequence(b) == 1
+        await store.append(event(ws, "test.other", actor="agent:a", event_id="1"))
+    assert caught.value.details["reason"] == "id_reused"
+    assert await store.last_sequence(ws) == 2
+
+
+async def test_a_resend_matches_the_original_by_its_fingerprint(store: Store) -> None:
+    ws = await create_workspace(store)
+    sent = event(ws, "test.note", actor="agent:a", event_id="1")
+    first = await store.write(lambda tx: tx.append(sent, fingerprint="f" * 32))
+    again = await store.write(lambda tx: tx.append(sent, fingerprint="f" * 32))
+    assert again.duplicate and again.event == first.event
+    with pytest.raises(Conflict, match="already used for a different event"):
+        await store.write(lambda tx: tx.append(sent, fingerprint="0" * 32))
+    assert await store.last_sequence(ws) == 2
 
 
 async def test_append_to_an_unknown_workspace_is_not_found(store: Store) -> None:

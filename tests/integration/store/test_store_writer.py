@@ -14,6 +14,7 @@ from sqlalchemy import text
 from lineup.protocol.errors import InvalidArgument, NotFound, Unavailable
 from lineup.protocol.ids import new_ulid
 from lineup.store import AppendResult, Store, StoredEvent, WriteTx
+from lineup.store.writer import DEFAULT_LANE_SHARE
 
 from .factory import create_workspace, event, note
 
@@ -279,3 +280,43 @@ async def test_opening_an_unreachable_database_is_unavailable(tmp_path: Any) -> 
 async def test_an_in_memory_sqlite_url_is_refused() -> None:
     with pytest.raises(InvalidArgument):
         await Store.open("sqlite+aiosqlite:///:memory:")
+
+
+async def test_a_request_behind_one_lanes_burst_runs_after_only_that_lanes_share(
+    store: Store,
+) -> None:
+    """An agent with 250 frames in flight does not make another workspace's request wait for
+    all of them: the request's job runs after at most one share of the burst."""
+    flooded, other = await create_workspace(store), await create_workspace(store)
+    ran: list[str] = []
+
+    def flood(tx: WriteTx) -> AppendResult:
+        ran.append("flood")
+        return tx.append(note(flooded))
+
+    def request(tx: WriteTx) -> AppendResult:
+        ran.append("request")
+        return tx.append(note(other))
+
+    burst = [store.write(flood, lane="agent:flooder") for _ in range(250)]
+    results = await asyncio.wait_for(
+        asyncio.gather(*burst, store.write(request, lane="user:someone")), DEADLINE
+    )
+    assert all(not r.duplicate for r in results)
+    ahead = ran.index("request")
+    assert ahead <= DEFAULT_LANE_SHARE, f"{ahead} of the burst ran before the request"
+    # the burst itself stays in order
+    sequences = [r.event.sequence for r in results[:-1]]
+    assert sequences == sorted(sequences) == list(range(2, 252))
+
+
+async def test_flush_waits_for_every_lane_queued_before_it(store: Store) -> None:
+    ws = await create_workspace(store)
+    pending = [
+        asyncio.ensure_future(store.write(lambda tx: tx.append(note(ws)), lane=f"l{i % 3}"))
+        for i in range(100)
+    ]
+    await asyncio.sleep(0)  # the submissions reach the queue
+    await asyncio.wait_for(store.flush(), DEADLINE)
+    assert all(p.done() for p in pending)
+    assert await store.last_sequence(ws) == 101

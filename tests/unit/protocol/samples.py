@@ -65,8 +65,9 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "interactionId": "int_1",
         "response": {"optionId": "approve"},
         "respondedBy": "user_1",
-        "respondedAt": "2026-07-24T12:01:00.000Z",
+        "respondedAt": 1_784_894_460_000,
     },
+    ("interaction.expired", Sender.HUB): {"interactionId": "int_1", "expiresAt": 1_784_894_460_000},
     ("system.resync_required", Sender.HUB): {"reason": "history pruned"},
     ("agent.welcome", Sender.HUB): {
         "agentId": "agent_1",

@@ -325,9 +325,21 @@ class FakeHub:
                 "response": response,
                 "respondedBy": "user_ana",
                 "respondedByName": "Ana",
-                "respondedAt": "2026-07-24T12:00:00.000Z",
+                "respondedAt": 1_784_894_400_000,
             },
         )
+
+    def expire(self, interaction_id: str, expires_at_ms: int | None = None) -> None:
+        payload: dict[str, Any] = {"interactionId": interaction_id}
+        if expires_at_ms is not None:
+            payload["expiresAt"] = expires_at_ms
+        self.emit("interaction.expired", payload)
+
+    def withdraw(self, interaction_id: str, reason: str = "The task was cancelled.") -> None:
+        self.emit("interaction.cancelled", {"interactionId": interaction_id, "reason": reason})
+
+    def withdraw_tool_call(self, call_id: str, reason: str = "The task was cancelled.") -> None:
+        self.emit("tool.cancelled", {"call_id": call_id, "reason": reason})
 
     def cancel(self, task_id: str, reason: str = "Not needed any more") -> None:
         self.emit("task.cancel_requested", {"taskId": task_id, "reason": reason}, task_id=task_id)

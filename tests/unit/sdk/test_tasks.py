@@ -17,6 +17,7 @@ from lineup.sdk import (
     InputAnswer,
     InteractionExpired,
     MessageContext,
+    RequestWithdrawn,
     Review,
     TaskCancelled,
     TaskContext,
@@ -389,6 +390,69 @@ async def test_an_unanswered_interaction_with_expires_at_raises_interaction_expi
 
     assert hub.statuses(task_id)[-1]["summary"] == "expired: True"
     assert "expiresAt" in hub.interactions()[0]
+
+
+async def test_the_hubs_expiry_of_an_interaction_ends_the_wait_before_the_agents_own_timer(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    agent = make_agent()
+
+    @agent.task
+    async def handle(ctx: TaskContext) -> str:
+        try:
+            await ctx.ask_approval("Soon?", expires_at=datetime.now(UTC) + timedelta(hours=1))
+        except InteractionExpired as exc:
+            return f"expired at {exc.expires_at.year}"
+        return "answered"
+
+    async with running(agent):
+        task_id = hub.assign_task()
+        await hub.wait_for(lambda: bool(hub.interactions()))
+        hub.expire(hub.interactions()[0]["id"], expires_at_ms=1_784_894_400_000)
+        await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
+
+    assert hub.statuses(task_id)[-1]["summary"] == "expired at 2026"
+
+
+async def test_a_request_the_hub_withdrew_ends_the_wait_with_its_reason(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    agent = make_agent()
+
+    @agent.task
+    async def handle(ctx: TaskContext) -> str:
+        try:
+            await ctx.ask_approval("Deploy?")
+        except RequestWithdrawn as exc:
+            return f"withdrawn: {exc.reason}"
+        return "answered"
+
+    async with running(agent):
+        task_id = hub.assign_task()
+        await hub.wait_for(lambda: bool(hub.interactions()))
+        hub.withdraw(hub.interactions()[0]["id"])
+        await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
+
+    assert hub.statuses(task_id)[-1]["summary"] == "withdrawn: The task was cancelled."
+
+
+async def test_an_answer_says_when_it_was_given_from_the_hubs_milliseconds(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    agent = make_agent()
+
+    @agent.task
+    async def handle(ctx: TaskContext) -> str:
+        approval = await ctx.ask_approval("Go?")
+        return approval.at.isoformat()
+
+    async with running(agent):
+        task_id = hub.assign_task()
+        await hub.wait_for(lambda: bool(hub.interactions()))
+        hub.resolve(hub.interactions()[0]["id"], option_id="approve")
+        await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
+
+    assert hub.statuses(task_id)[-1]["summary"] == "2026-07-24T12:00:00+00:00"
 
 
 async def test_a_message_handler_replies_in_the_messages_conversation(

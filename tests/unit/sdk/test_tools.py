@@ -10,7 +10,7 @@ import pytest
 
 from lineup.protocol.builtin_tools import BUILTIN_NAMES
 from lineup.protocol.errors import ErrorCode, InvalidArgument, NotFound, Unavailable
-from lineup.sdk import Agent, Canvas, TaskContext, ToolReply
+from lineup.sdk import Agent, Canvas, RequestWithdrawn, TaskContext, ToolReply
 
 from .fakehub import FakeHub
 from .helpers import crash, running
@@ -154,6 +154,20 @@ async def test_an_error_answer_raises_the_taxonomy_exception(hub: FakeHub, make_
     assert [type(e) for e in raised] == [InvalidArgument, Unavailable]
     assert raised[0].details["call_id"] == divide.payload["call_id"]
     assert raised[0].details["tool"] == "calculator"
+
+
+async def test_a_call_the_hub_withdrew_raises_request_withdrawn(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    agent = make_agent()
+    async with running(agent):
+        waiting = asyncio.create_task(agent.tools.confirm("Ready?"))
+        call = await hub.next_tool_call(1)
+        hub.withdraw_tool_call(call.payload["call_id"])
+        with pytest.raises(RequestWithdrawn) as raised:
+            await waiting
+    assert raised.value.request_id == call.payload["call_id"]
+    assert raised.value.reason == "The task was cancelled."
 
 
 async def test_a_call_the_hub_refuses_raises_its_error(hub: FakeHub, make_agent: MakeAgent):

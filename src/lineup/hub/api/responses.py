@@ -40,15 +40,14 @@ class ErrorBody(View):
         "unknown_result",
     ]
     message: str = Field(description="A sentence for a person; never a stack trace.")
-    details: dict[str, Any] | None = Field(
-        default=None,
-        description="Structured facts: `field`, `problems` ([{path, problem}]), "
-        "`retryAfterMs`, `reference`, and whatever the error names.",
+    details: dict[str, Any] = Field(
+        description="Structured facts, `{}` when there are none: `field`, `problems` "
+        "([{path, problem}]), `retryAfterMs`, `reference`, and whatever the error names.",
     )
 
 
 class ErrorEnvelope(View):
-    """Every HTTP error: ``{"error": {"code", "message", "details"?}}``."""
+    """Every HTTP error: ``{"error": {"code", "message", "details"}}``."""
 
     error: ErrorBody
 

@@ -1,0 +1,117 @@
+"""An event id is its sender's idempotency key in its workspace: other agents and other
+workspaces may use the same id, and only a true resend is answered as a duplicate."""
+
+from __future__ import annotations
+
+from tests.integration.hub.client import HubClient, Person
+
+
+def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
+    body = ana.ok(ana.post("/tasks", {"title": title, "targetAgentId": agent_id}), 201)
+    return str(body["task"]["id"])
+
+
+def _status(ana: Person, task_id: str) -> str:
+    return str(ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["status"])
+
+
+def test_two_agents_numbering_their_events_alike_both_get_them_recorded(hub: HubClient):
+    ana = hub.sign_up()
+    first_creds, second_creds = hub.pair(ana, "first"), hub.pair(ana, "second")
+    first, first_context = hub.connect_agent(first_creds)
+    second, second_context = hub.connect_agent(second_creds)
+    try:
+        first_task = _task(ana, first_creds["agentId"])
+        second_task = _task(ana, second_creds["agentId"])
+        a = first.call("task.accepted", {"taskId": first_task}, taskId=first_task, event_id="1")
+        b = second.call("task.accepted", {"taskId": second_task}, taskId=second_task, event_id="1")
+        assert a["type"] == b["type"] == "ack"
+        assert a["duplicate"] is False and b["duplicate"] is False
+        assert b["sequence"] != a["sequence"]
+        assert _status(ana, first_task) == _status(ana, second_task) == "running"
+    finally:
+        second_context.__exit__(None, None, None)
+        first_context.__exit__(None, None, None)
+
+
+def test_an_id_another_workspace_used_is_neither_a_duplicate_nor_a_conflict(hub: HubClient):
+    ana, bob = hub.sign_up(), hub.sign_up(name="Bob")
+    ana_creds, bob_creds = hub.pair(ana), hub.pair(bob)
+    ana_agent, ana_context = hub.connect_agent(ana_creds)
+    bob_agent, bob_context = hub.connect_agent(bob_creds)
+    try:
+        ana_task = _task(ana, ana_creds["agentId"])
+        bob_task = _task(bob, bob_creds["agentId"])
+        ana_agent.call("task.accepted", {"taskId": ana_task}, taskId=ana_task, event_id="1")
+        answer = bob_agent.call(
+            "task.accepted", {"taskId": bob_task}, taskId=bob_task, event_id="1"
+        )
+        assert answer["type"] == "ack" and answer["duplicate"] is False
+        assert _status(bob, bob_task) == "running"
+    finally:
+        bob_context.__exit__(None, None, None)
+        ana_context.__exit__(None, None, None)
+
+
+def test_an_agent_reusing_an_id_for_another_event_gets_a_conflict_not_a_duplicate(
+    hub: HubClient,
+):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        task_id = _task(ana, creds["agentId"])
+        accepted = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="7")
+        # e.g. an agent whose counter started again at 1 after a restart
+        progress = {"status": "running", "progress": 40, "summary": "halfway"}
+        reused = agent.call("task.status_changed", progress, taskId=task_id, event_id="7")
+        assert reused["type"] == "error" and reused["code"] == "conflict"
+        assert reused["details"]["reason"] == "id_reused"
+        resent = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="7")
+        assert (resent["duplicate"], resent["sequence"]) == (True, accepted["sequence"])
+        timeline = ana.ok(ana.get(f"/tasks/{task_id}"))["timeline"]
+        assert [e["type"] for e in timeline] == ["task.created", "task.accepted"]
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_an_id_of_the_full_128_characters_is_recorded(hub: HubClient):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    agent, context = hub.connect_agent(creds)
+    try:
+        task_id = _task(ana, creds["agentId"])
+        long_id = "e" * 128
+        accepted = agent.call(
+            "task.accepted", {"taskId": task_id}, taskId=task_id, event_id=long_id
+        )
+        assert accepted["type"] == "ack" and accepted["sequence"]
+        again = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id=long_id)
+        assert (again["duplicate"], again["sequence"]) == (True, accepted["sequence"])
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_one_persons_idempotency_key_in_two_workspaces_makes_two_tasks(hub: HubClient):
+    ana = hub.sign_up()
+    ana._use()
+    created = hub.client.post("/api/workspaces", json={"name": "Second"}, headers=ana.headers())
+    assert created.status_code == 201, created.text
+    second = Person(ana.client, ana.email, ana.csrf, created.json()["id"], ana.user_id)
+    second.session = ana.session
+    tasks = []
+    for person in (ana, second):
+        agent_id = hub.pair(person)["agentId"]
+        body = {"title": "Same key", "targetAgentId": agent_id}
+        tasks.append(person.ok(person.post("/tasks", body, **{"Idempotency-Key": "k-1"}), 201))
+    first, other = (t["task"]["id"] for t in tasks)
+    assert first != other
+    again = second.ok(
+        second.post(
+            "/tasks",
+            {"title": "Same key", "targetAgentId": tasks[1]["task"]["targetAgentId"]},
+            **{"Idempotency-Key": "k-1"},
+        ),
+        201,
+    )
+    assert again["task"]["id"] == other
