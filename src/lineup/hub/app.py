@@ -21,9 +21,11 @@ from lineup.hub.api import direct as direct_api  # direct mode (issue 5)
 from lineup.hub.api import files as files_api
 from lineup.hub.api import invitations as invitations_api
 from lineup.hub.api import notifications as notifications_api  # notifications (issue 6)
+from lineup.hub.api import openapi, responses
 from lineup.hub.api import tools as tools_api  # tools (issue 5)
 from lineup.hub.api import work as work_api
-from lineup.hub.api.deps import operator_only
+from lineup.hub.api.deps import operator_only, session_cookie
+from lineup.hub.api.openapi import answers, errors
 from lineup.hub.client_gateway import serve_client
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response, install_error_handlers
@@ -49,6 +51,11 @@ _PLACEHOLDER = """<!doctype html><html lang="en"><meta charset="utf-8">
 <h1>LineUp hub is running</h1>
 <p>The web app is not built into this installation. The HTTP API is at
 <a href="/docs">/docs</a>.</p></body></html>"""
+
+_READY_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": responses.Ready, "description": "The database answers."},
+    **errors(),
+}
 
 
 def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
@@ -96,6 +103,7 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    openapi.install(app, session_cookie=session_cookie(settings))
     app.add_middleware(RequestGuard, settings=settings)
     # --- cluster (issue 7): request ids in the logs, errors by code in the metrics
     app.add_middleware(RequestContext, on_status=_count_status)
@@ -113,12 +121,12 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
     # --- end direct mode
     app.add_middleware(SecurityHeaders)  # outermost: on every answer, errors included
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], **answers(responses.Health, database=False))
     async def healthz() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["health"], response_model=None)
+    @app.get("/readyz", tags=["health"], response_model=None, responses=_READY_RESPONSES)
     async def readyz() -> dict[str, Any] | JSONResponse:
         """The database answers (and Redis, when configured: reported, not required)."""
         hub: HubState = app.state.hub
@@ -138,7 +146,12 @@ def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
         degraded = any(v != "ok" for v in checks.values())
         return {"status": "degraded" if degraded else "ok", "checks": checks}
 
-    @app.get("/readyz/cluster", tags=["health"], dependencies=[Depends(operator_only)])
+    @app.get(
+        "/readyz/cluster",
+        tags=["health"],
+        dependencies=[Depends(operator_only)],
+        **answers(responses.ClusterNode, 401, 403),
+    )
     async def readyz_cluster() -> dict[str, Any]:  # cluster (issue 7)
         """This node's part in the cluster: its name, the leases it holds, the stream."""
         hub: HubState = app.state.hub

@@ -577,7 +577,8 @@ def task_status_changed(
     result = w.append(
         agent.workspace_id,
         "task.status_changed",
-        {"taskId": task.id, **change.wire()},
+        # the task is the envelope's: a taskId in the payload is an unknown field, ignored
+        {**change.wire(), "taskId": task.id},
         actor=agent.actor,
         event_id=event_id,
         conversation_id=task.conversation_id,
@@ -692,6 +693,7 @@ def artifact_created(
     conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
     payload = {**artifact.wire(), "artifactId": artifact_id}
+    payload.pop("taskId", None)  # an unknown field: the task is the envelope's, if any
     if task_id is not None:
         payload["taskId"] = task_id
     result = w.append(

@@ -95,3 +95,39 @@ def test_streamed_text_that_names_only_the_task_reaches_the_app_with_its_convers
             assert frame["conversationId"] == conversation
     finally:
         context.__exit__(None, None, None)
+
+
+def test_a_sequence_beyond_what_the_database_holds_is_refused_as_invalid(hub: HubClient):
+    ana = hub.sign_up()
+    agent = hub.pair(ana)
+    conversation = ana.ok(ana.post("/conversations", {"title": "T"}), 201)["id"]
+    huge = 2**63
+    for path in (
+        f"/events?after={huge}",
+        f"/agents/{agent['agentId']}/events?after={huge}",
+        f"/conversations/{conversation}/messages?before={huge}",
+        f"/conversations/{conversation}/messages?after={huge}",
+    ):
+        response = ana.get(path)
+        assert response.status_code == 400, (path, response.text)
+        assert response.json()["error"]["code"] == "invalid_argument"
+
+
+def test_an_idempotency_key_reused_for_another_kind_of_change_is_a_conflict(hub: HubClient):
+    ana = hub.sign_up()
+    agent = hub.pair(ana)
+    first = ana.post("/conversations", {"title": "T"}, **{"Idempotency-Key": "k-1"})
+    assert first.status_code == 201, first.text
+    conversation = first.json()["id"]
+    message = {"content": "hello", "targetAgentId": agent["agentId"]}
+    again = ana.post(
+        f"/conversations/{conversation}/messages", message, **{"Idempotency-Key": "k-1"}
+    )
+    assert again.status_code == 409, again.text
+    assert again.json()["error"]["code"] == "conflict"
+    task = ana.post(
+        "/tasks", {"title": "T", "targetAgentId": agent["agentId"]}, **{"Idempotency-Key": "k-2"}
+    )
+    assert task.status_code == 201, task.text
+    reused = ana.post("/conversations", {"title": "T"}, **{"Idempotency-Key": "k-2"})
+    assert reused.status_code == 409, reused.text

@@ -10,8 +10,9 @@ from pydantic import Field
 
 from lineup.hub import pairing
 from lineup.hub.agent_gateway import CLOSE_REVOKED
-from lineup.hub.api import views
+from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
+from lineup.hub.api.openapi import answers
 from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
 from lineup.protocol.errors import NotFound
@@ -40,7 +41,11 @@ def _websocket_url(base: str) -> str:
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}/ws/agent"
 
 
-@router.post("/workspaces/{workspace_id}/pairing-codes", status_code=201)
+@router.post(
+    "/workspaces/{workspace_id}/pairing-codes",
+    status_code=201,
+    **answers(responses.PairingCode, 400, 401, 403, 413),
+)
 async def create_pairing_code(
     body: NewCode, request: Request, hub: Hub, person: Member
 ) -> dict[str, Any]:
@@ -62,7 +67,7 @@ async def create_pairing_code(
     }
 
 
-@router.post("/pairing/redeem")
+@router.post("/pairing/redeem", **answers(responses.Paired, 400, 403, 404, 413, 429))
 async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
     """Exchange a pairing code for an agent credential (called by the adapter, no session)."""
     assert hub.limits is not None
@@ -85,13 +90,16 @@ async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
     }
 
 
-@router.get("/workspaces/{workspace_id}/agents")
+@router.get("/workspaces/{workspace_id}/agents", **answers(responses.Agents, 400, 401, 403))
 async def list_agents(hub: Hub, person: Member) -> dict[str, Any]:
     agents = await hub.store.read(lambda r: r.list_agents(person.workspace_id))
     return {"agents": [views.agent(a, hub.presence) for a in agents]}
 
 
-@router.get("/workspaces/{workspace_id}/agents/{agent_id}")
+@router.get(
+    "/workspaces/{workspace_id}/agents/{agent_id}",
+    **answers(responses.Agent, 400, 401, 403, 404),
+)
 async def get_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     agent = await hub.store.read(lambda r: r.get_agent(person.workspace_id, agent_id))
     if agent is None:
@@ -99,7 +107,10 @@ async def get_agent(agent_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     return views.agent(agent, hub.presence)
 
 
-@router.patch("/workspaces/{workspace_id}/agents/{agent_id}")
+@router.patch(
+    "/workspaces/{workspace_id}/agents/{agent_id}",
+    **answers(responses.Agent, 400, 401, 403, 404, 409, 413),
+)
 async def rename_agent(
     agent_id: str, body: Rename, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -120,7 +131,10 @@ async def rename_agent(
     return await get_agent(agent_id, hub, person)
 
 
-@router.post("/workspaces/{workspace_id}/agents/{agent_id}/revoke")
+@router.post(
+    "/workspaces/{workspace_id}/agents/{agent_id}/revoke",
+    **answers(responses.Agent, 400, 401, 403, 404, 409),
+)
 async def revoke_agent(
     agent_id: str, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -141,7 +155,10 @@ AGENT_HISTORY = (
 )
 
 
-@router.get("/workspaces/{workspace_id}/agents/{agent_id}/events")
+@router.get(
+    "/workspaces/{workspace_id}/agents/{agent_id}/events",
+    **answers(responses.AgentEvents, 400, 401, 403, 404),
+)
 async def agent_events(
     agent_id: str,
     hub: Hub,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lineup.hub import accounts
-from lineup.hub.api import views
+from lineup.hub.api import responses, views
 from lineup.hub.api.deps import (
     Body,
     Hub,
@@ -18,6 +18,7 @@ from lineup.hub.api.deps import (
     csrf_cookie,
     session_cookie,
 )
+from lineup.hub.api.openapi import answers
 from lineup.hub.state import HubState
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -92,7 +93,7 @@ async def _me(hub: HubState, user_id: str) -> dict[str, Any]:
     return {"user": views.user(user), "workspaces": [views.workspace(w) for w in workspaces]}
 
 
-@router.get("/auth/options", response_model=AuthOptions)
+@router.get("/auth/options", **answers(AuthOptions))
 async def auth_options(hub: Hub) -> AuthOptions:
     """What the sign-in screen should offer; asked before anyone is signed in."""
     return AuthOptions(
@@ -101,7 +102,9 @@ async def auth_options(hub: Hub) -> AuthOptions:
     )
 
 
-@router.post("/auth/signup", status_code=201)
+@router.post(
+    "/auth/signup", status_code=201, **answers(responses.SignedUp, 400, 403, 409, 413, 429)
+)
 async def sign_up(body: SignUp, request: Request, response: Response, hub: Hub) -> dict[str, Any]:
     """Create an account and its first workspace — or, with an invitation code, join the
     invitation's workspace — and sign in."""
@@ -121,7 +124,7 @@ async def sign_up(body: SignUp, request: Request, response: Response, hub: Hub) 
     return {**await _me(hub, user.id), "workspaceId": workspace_id, "csrfToken": session.csrf_token}
 
 
-@router.post("/auth/signin")
+@router.post("/auth/signin", **answers(responses.SignedIn, 400, 401, 403, 413, 429))
 async def sign_in(body: SignIn, request: Request, response: Response, hub: Hub) -> dict[str, Any]:
     assert hub.limits is not None
     hub.limits.signin_by_ip.check(_ip(request), "sign-in")
@@ -130,7 +133,7 @@ async def sign_in(body: SignIn, request: Request, response: Response, hub: Hub) 
     return {**await _me(hub, session.user.id), "csrfToken": session.csrf_token}
 
 
-@router.post("/auth/signout", status_code=204)
+@router.post("/auth/signout", status_code=204, **answers(None, 401, 403))
 async def sign_out(response: Response, hub: Hub, signed: SignedInUser) -> Response:
     await accounts.sign_out(hub, signed.session)
     response.delete_cookie(session_cookie(hub.settings), path="/")
@@ -139,31 +142,31 @@ async def sign_out(response: Response, hub: Hub, signed: SignedInUser) -> Respon
     return response
 
 
-@router.post("/auth/password", response_model=SessionsEnded)
+@router.post("/auth/password", **answers(SessionsEnded, 400, 401, 403, 413, 429))
 async def change_password(body: PasswordChange, hub: Hub, signed: SignedInUser) -> SessionsEnded:
     """Change the password (the current one is needed); every other session ends."""
     ended = await accounts.change_password(hub, signed, body.current_password, body.new_password)
     return SessionsEnded(signed_out_sessions=ended)
 
 
-@router.post("/auth/signout-others", response_model=SessionsEnded)
+@router.post("/auth/signout-others", **answers(SessionsEnded, 401, 403))
 async def sign_out_others(hub: Hub, signed: SignedInUser) -> SessionsEnded:
     """End every session of this person except this one (a lost phone, a shared computer)."""
     ended = await accounts.sign_out_other_sessions(hub, signed)
     return SessionsEnded(signed_out_sessions=ended)
 
 
-@router.get("/auth/me")
+@router.get("/auth/me", **answers(responses.Me, 401))
 async def me(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     return await _me(hub, signed.user.id)
 
 
-@router.get("/workspaces")
+@router.get("/workspaces", **answers(responses.Workspaces, 401))
 async def list_workspaces(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     return {"workspaces": (await _me(hub, signed.user.id))["workspaces"]}
 
 
-@router.post("/workspaces", status_code=201)
+@router.post("/workspaces", status_code=201, **answers(responses.Workspace, 400, 401, 403, 413))
 async def create_workspace(body: NewWorkspace, hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     workspace_id = await hub.recorder.run(
         lambda w: accounts.create_workspace(w, signed.user, body.name.strip())
@@ -175,7 +178,7 @@ def _ip(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-@router.get("/workspaces/{workspace_id}/members")
+@router.get("/workspaces/{workspace_id}/members", **answers(responses.Members, 400, 401, 403))
 async def list_members(hub: Hub, person: Member) -> dict[str, Any]:
     """Who belongs to the workspace, so apps can name the people in timelines."""
     members = await hub.store.read(lambda r: r.list_members(person.workspace_id))

@@ -27,8 +27,10 @@ from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lineup.hub import accounts
+from lineup.hub.api import responses
 from lineup.hub.api.auth import _ip, _me, _set_cookies
 from lineup.hub.api.deps import Body, Hub, csrf_cookie
+from lineup.hub.api.openapi import answers
 from lineup.hub.config import DirectMode
 from lineup.hub.credentials import CREDENTIAL_PREFIX
 from lineup.hub.errors import error_response
@@ -54,7 +56,7 @@ class TokenSignIn(Body):
     token: Annotated[str, Field(min_length=1, max_length=512)]
 
 
-@router.get("/direct")
+@router.get("/direct", **answers(responses.DirectInfo, database=False))
 async def direct_info(hub: Hub) -> dict[str, Any]:
     """Which LineUp this is: a hub (``{"mode": "hub"}``) or one agent in direct mode."""
     direct = hub.settings.direct
@@ -64,7 +66,7 @@ async def direct_info(hub: Hub) -> dict[str, Any]:
     return {"mode": "direct", "agentName": direct.agent_name, "csrfCookie": cookie}
 
 
-@router.post("/direct/session")
+@router.post("/direct/session", **answers(responses.SignedUp, 400, 401, 404, 413, 429))
 async def direct_session(
     body: TokenSignIn, request: Request, response: Response, hub: Hub
 ) -> dict[str, Any]:

@@ -22,7 +22,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from lineup.hub.api import responses
 from lineup.hub.api.deps import Hub, IdempotencyHeader, SignedInUser
+from lineup.hub.api.openapi import errors
 from lineup.hub.commands import derived_id
 from lineup.hub.credentials import authenticate_agent
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound, PayloadTooLarge
@@ -52,7 +54,22 @@ FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 FileName = Annotated[str, Query(min_length=1, max_length=255)]
 
 
-@router.post("/agent/artifacts", status_code=201)
+_BYTES = {"schema": {"type": "string", "format": "binary"}}
+
+
+@router.post(
+    "/agent/artifacts",
+    status_code=201,
+    response_model=None,
+    responses={
+        201: {"model": responses.StoredFile, "description": "The stored file."},
+        **errors(400, 401, 409, 413),
+    },
+    openapi_extra={
+        "requestBody": {"required": True, "content": {"application/octet-stream": _BYTES}},
+        "security": [{"agentCredential": []}],
+    },
+)
 async def upload_artifact(
     request: Request, hub: Hub, key: IdempotencyHeader, name: FileName
 ) -> JSONResponse:
@@ -98,7 +115,15 @@ async def upload_artifact(
     return JSONResponse(describe(stored), status_code=201)
 
 
-@router.get("/workspaces/{workspace_id}/files/{file_id}", response_model=None)
+@router.get(
+    "/workspaces/{workspace_id}/files/{file_id}",
+    response_model=None,
+    response_class=Response,
+    responses={
+        200: {"content": {"application/octet-stream": _BYTES}, "description": "The bytes."},
+        **errors(400, 401, 404),
+    },
+)
 async def download_file(
     hub: Hub,
     signed: SignedInUser,

@@ -11,6 +11,7 @@ from lineup.hub import invitations
 from lineup.hub.api import views
 from lineup.hub.api.auth import Reply
 from lineup.hub.api.deps import Body, Hub, Member, SignedInUser
+from lineup.hub.api.openapi import answers
 from lineup.store import InvitationRecord
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -66,7 +67,7 @@ def _view(record: InvitationRecord, now_ms: int) -> dict[str, object]:
 @router.post(
     "/workspaces/{workspace_id}/invitations",
     status_code=201,
-    response_model=CreatedInvitation,
+    **answers(CreatedInvitation, 400, 401, 403),
 )
 async def create_invitation(hub: Hub, person: Member) -> CreatedInvitation:
     """A single-use code that lets one person join this workspace (owners only)."""
@@ -74,7 +75,7 @@ async def create_invitation(hub: Hub, person: Member) -> CreatedInvitation:
     return CreatedInvitation.model_validate({**_view(new.record, hub.clock()), "code": new.code})
 
 
-@router.get("/workspaces/{workspace_id}/invitations", response_model=InvitationList)
+@router.get("/workspaces/{workspace_id}/invitations", **answers(InvitationList, 400, 401, 403))
 async def list_invitations(hub: Hub, person: Member) -> InvitationList:
     records = await invitations.listed(hub, person)
     now = hub.clock()
@@ -83,7 +84,11 @@ async def list_invitations(hub: Hub, person: Member) -> InvitationList:
     )
 
 
-@router.delete("/workspaces/{workspace_id}/invitations/{invitation_id}", status_code=204)
+@router.delete(
+    "/workspaces/{workspace_id}/invitations/{invitation_id}",
+    status_code=204,
+    **answers(None, 400, 401, 403, 404),
+)
 async def revoke_invitation(
     hub: Hub, person: Member, invitation_id: Annotated[str, Path(max_length=128)]
 ) -> Response:
@@ -91,7 +96,7 @@ async def revoke_invitation(
     return Response(status_code=204)
 
 
-@router.post("/invitations/accept", response_model=Joined)
+@router.post("/invitations/accept", **answers(Joined, 400, 401, 403, 409, 413, 429))
 async def accept_invitation(body: InvitationCode, hub: Hub, signed: SignedInUser) -> Joined:
     """A signed-in person joins the invitation's workspace."""
     return Joined(workspace_id=await invitations.accept(hub, signed.user, body.code))

@@ -12,8 +12,9 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Path, Response
 from pydantic import Field
 
-from lineup.hub.api import views
+from lineup.hub.api import responses, views
 from lineup.hub.api.deps import Body, Hub, SignedInUser
+from lineup.hub.api.openapi import answers
 from lineup.hub.notify import preferences as prefs_rules
 from lineup.hub.notify.endpoints import EndpointRefused
 from lineup.hub.notify.worker import push_policy, smtp_settings
@@ -160,13 +161,13 @@ async def notifications_view(hub: HubState, user_id: str) -> dict[str, Any]:
     return await hub.store.read(read)
 
 
-@router.get("")
+@router.get("", **answers(responses.Notifications, 401))
 async def get_notifications(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     """Preferences, devices, email, the latest notifications and how each delivery went."""
     return await notifications_view(hub, signed.user.id)
 
 
-@router.put("/preferences")
+@router.put("/preferences", **answers(responses.Notifications, 400, 401, 403, 413))
 async def save_preferences(body: PreferencesBody, hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     """Replace the person's preferences: events, channels, quiet hours and time zone."""
     chosen = prefs_rules.validated(
@@ -182,7 +183,7 @@ async def save_preferences(body: PreferencesBody, hub: Hub, signed: SignedInUser
     return await notifications_view(hub, signed.user.id)
 
 
-@router.post("/devices", status_code=201)
+@router.post("/devices", status_code=201, **answers(responses.PushDevice, 400, 401, 403, 413))
 async def add_device(body: DeviceBody, hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     """Subscribe this device (its browser's push subscription). The same subscription again
     updates the device instead of adding a second one."""
@@ -213,7 +214,7 @@ async def add_device(body: DeviceBody, hub: Hub, signed: SignedInUser) -> dict[s
     return _device(device)
 
 
-@router.delete("/devices/{device_id}", status_code=204)
+@router.delete("/devices/{device_id}", status_code=204, **answers(None, 400, 401, 403, 404))
 async def remove_device(
     hub: Hub, signed: SignedInUser, device_id: Annotated[str, Path(max_length=64)]
 ) -> Response:
@@ -225,7 +226,7 @@ async def remove_device(
     return Response(status_code=204)
 
 
-@router.post("/test", status_code=202)
+@router.post("/test", status_code=202, **answers(responses.Queued, 401, 403))
 async def send_test(hub: Hub, signed: SignedInUser) -> dict[str, Any]:
     """Send a test notification to each of the person's devices and their email now."""
     now = hub.clock()

@@ -17,7 +17,9 @@ from fastapi import APIRouter, Query
 from pydantic import Field, ValidationError
 
 from lineup.hub import tools
+from lineup.hub.api import responses
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
+from lineup.hub.api.openapi import answers
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.errors import Conflict, NotFound
 from lineup.protocol.tools import ToolError, ToolList, ToolResult
@@ -35,7 +37,7 @@ class Registration(Body):
     name: Annotated[str, Field(max_length=100)] | None = None
 
 
-class Answer(Body):
+class ToolAnswer(Body):
     """``tool.result`` fields (seed 000 §4.5) minus ``call_id``, which is in the path."""
 
     result: dict[str, Any] | None = None
@@ -45,7 +47,7 @@ class Answer(Body):
     device_id: Annotated[str, Field(max_length=64)] | None = None
 
 
-@router.get("/tools")
+@router.get("/tools", **answers(responses.AvailableTools, 400, 401, 403))
 async def available(hub: Hub, person: Member) -> dict[str, Any]:
     """The tools agents in this workspace may call, and the devices that registered them."""
 
@@ -61,13 +63,13 @@ async def available(hub: Hub, person: Member) -> dict[str, Any]:
     return await hub.store.read(read)
 
 
-@router.get("/tools/builtin")
+@router.get("/tools/builtin", **answers(responses.ToolDefinitions, 400, 401, 403))
 async def builtin_catalogue(hub: Hub, person: Member) -> dict[str, Any]:
     """The built-in catalogue (choice, confirm, input, calculator, canvas)."""
     return {"tools": list(builtin.BUILTIN_DEFINITIONS)}
 
 
-@router.put("/devices/{device_id}/tools")
+@router.put("/devices/{device_id}/tools", **answers(responses.Registered, 400, 401, 403, 409, 413))
 async def register(
     device_id: str, body: Registration, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -87,7 +89,7 @@ async def register(
     }
 
 
-@router.get("/tool-calls")
+@router.get("/tool-calls", **answers(responses.ToolCalls, 400, 401, 403))
 async def list_calls(
     hub: Hub,
     person: Member,
@@ -108,7 +110,7 @@ async def list_calls(
     return {"toolCalls": [tools.tool_call_view(row) for row in rows]}
 
 
-@router.get("/tool-calls/{tool_call_id}")
+@router.get("/tool-calls/{tool_call_id}", **answers(responses.ToolCall, 400, 401, 403, 404))
 async def get_call(tool_call_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     row = await hub.store.read(lambda r: r.get_tool_call(person.workspace_id, tool_call_id))
     if row is None:
@@ -116,9 +118,12 @@ async def get_call(tool_call_id: str, hub: Hub, person: Member) -> dict[str, Any
     return tools.tool_call_view(row)
 
 
-@router.post("/tool-calls/{tool_call_id}/result")
+@router.post(
+    "/tool-calls/{tool_call_id}/result",
+    **answers(responses.ToolCall, 400, 401, 403, 404, 409, 413),
+)
 async def answer(
-    tool_call_id: str, body: Answer, hub: Hub, person: Member, key: IdempotencyKey
+    tool_call_id: str, body: ToolAnswer, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
     """Answer a call once. The same answer again changes nothing; a different one is a
     ``conflict`` naming who answered first; after the call's timeout, a ``conflict`` too."""
@@ -149,7 +154,7 @@ async def answer(
     return tools.tool_call_view(recorded.value)  # the row as the answer's transaction left it
 
 
-@router.get("/canvases")
+@router.get("/canvases", **answers(responses.Canvases, 400, 401, 403))
 async def list_canvases(
     hub: Hub,
     person: Member,
@@ -171,7 +176,7 @@ async def list_canvases(
     return await hub.store.read(read)
 
 
-@router.get("/canvases/{instance_id}")
+@router.get("/canvases/{instance_id}", **answers(responses.Canvas, 400, 401, 403, 404))
 async def get_canvas(instance_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     def read(r: Reader) -> dict[str, Any]:
         canvas = r.get_canvas(person.workspace_id, instance_id)

@@ -9,8 +9,9 @@ from pydantic import Field
 
 from lineup.hub import commands
 from lineup.hub import tools as app_tools  # tools (issue 5)
-from lineup.hub.api import views
+from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
+from lineup.hub.api.openapi import answers
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.errors import Conflict, NotFound
@@ -44,7 +45,7 @@ class CancelRequest(Body):
     reason: Annotated[str, Field(max_length=2000)] | None = None
 
 
-class Answer(Body):
+class InteractionAnswer(Body):
     response: InteractionResponse
 
 
@@ -73,7 +74,7 @@ def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
 # --- conversations and messages ------------------------------------------------------------
 
 
-@router.get("/conversations")
+@router.get("/conversations", **answers(responses.Conversations, 400, 401, 403))
 async def list_conversations(
     hub: Hub, person: Member, limit: Annotated[int, Query(ge=1, le=500)] = 100
 ) -> dict[str, Any]:
@@ -81,7 +82,11 @@ async def list_conversations(
     return {"conversations": [views.conversation(c) for c in rows]}
 
 
-@router.post("/conversations", status_code=201)
+@router.post(
+    "/conversations",
+    status_code=201,
+    **answers(responses.Conversation, 400, 401, 403, 404, 409, 413),
+)
 async def create_conversation(
     body: NewConversation, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -93,7 +98,9 @@ async def create_conversation(
     return await get_conversation(recorded.value, hub, person)
 
 
-@router.get("/conversations/{conversation_id}")
+@router.get(
+    "/conversations/{conversation_id}", **answers(responses.Conversation, 400, 401, 403, 404)
+)
 async def get_conversation(conversation_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     row = await hub.store.read(lambda r: r.get_conversation(person.workspace_id, conversation_id))
     if row is None:
@@ -101,7 +108,10 @@ async def get_conversation(conversation_id: str, hub: Hub, person: Member) -> di
     return views.conversation(row)
 
 
-@router.get("/conversations/{conversation_id}/messages")
+@router.get(
+    "/conversations/{conversation_id}/messages",
+    **answers(responses.MessagesPage, 400, 401, 403, 404),
+)
 async def list_messages(
     conversation_id: str,
     hub: Hub,
@@ -135,7 +145,11 @@ async def list_messages(
     return await hub.store.read(read)
 
 
-@router.post("/conversations/{conversation_id}/messages", status_code=201)
+@router.post(
+    "/conversations/{conversation_id}/messages",
+    status_code=201,
+    **answers(responses.PostedMessage, 400, 401, 403, 404, 409, 413),
+)
 async def post_message(
     conversation_id: str, body: NewMessage, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -166,7 +180,7 @@ async def post_message(
 # --- tasks ---------------------------------------------------------------------------------
 
 
-@router.get("/tasks")
+@router.get("/tasks", **answers(responses.Tasks, 400, 401, 403))
 async def list_tasks(
     hub: Hub,
     person: Member,
@@ -182,7 +196,9 @@ async def list_tasks(
     return await hub.store.read(read)
 
 
-@router.post("/tasks", status_code=201)
+@router.post(
+    "/tasks", status_code=201, **answers(responses.TaskDetail, 400, 401, 403, 404, 409, 413)
+)
 async def create_task(
     body: NewTask, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -195,7 +211,7 @@ async def create_task(
     return await task_detail(recorded.value, hub, person)
 
 
-@router.get("/tasks/{task_id}")
+@router.get("/tasks/{task_id}", **answers(responses.TaskDetail, 400, 401, 403, 404))
 async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     """Status, progress, summary, children, interactions, artifacts and the event timeline."""
 
@@ -216,7 +232,9 @@ async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     return await hub.store.read(read)
 
 
-@router.post("/tasks/{task_id}/cancel")
+@router.post(
+    "/tasks/{task_id}/cancel", **answers(responses.TaskDetail, 400, 401, 403, 404, 409, 413)
+)
 async def cancel_task(
     task_id: str, body: CancelRequest, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
@@ -230,7 +248,7 @@ async def cancel_task(
 # --- interactions and the inbox -----------------------------------------------------------
 
 
-@router.get("/interactions")
+@router.get("/interactions", **answers(responses.Interactions, 400, 401, 403))
 async def list_interactions(
     hub: Hub,
     person: Member,
@@ -245,7 +263,7 @@ async def list_interactions(
     return {"interactions": await hub.store.read(read)}
 
 
-@router.get("/interactions/{interaction_id}")
+@router.get("/interactions/{interaction_id}", **answers(responses.Interaction, 400, 401, 403, 404))
 async def get_interaction(interaction_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     ws = person.workspace_id
 
@@ -259,9 +277,12 @@ async def get_interaction(interaction_id: str, hub: Hub, person: Member) -> dict
     return view
 
 
-@router.post("/interactions/{interaction_id}/respond")
+@router.post(
+    "/interactions/{interaction_id}/respond",
+    **answers(responses.Interaction, 400, 401, 403, 404, 409, 413),
+)
 async def respond(
-    interaction_id: str, body: Answer, hub: Hub, person: Member, key: IdempotencyKey
+    interaction_id: str, body: InteractionAnswer, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
     """Answer once. The same answer again changes nothing; a different one is a conflict that
     names who answered first."""
@@ -317,7 +338,7 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
     return await hub.store.read(read)
 
 
-@router.get("/inbox")
+@router.get("/inbox", **answers(responses.Inbox, 400, 401, 403))
 async def inbox(hub: Hub, person: Member) -> dict[str, Any]:
     """Waiting for me, failed / needs attention, recently done, and the counts."""
     return await inbox_view(hub, person.workspace_id)
@@ -326,7 +347,7 @@ async def inbox(hub: Hub, person: Member) -> dict[str, Any]:
 # --- artifacts and events ------------------------------------------------------------------
 
 
-@router.get("/artifacts")
+@router.get("/artifacts", **answers(responses.Artifacts, 400, 401, 403))
 async def list_artifacts(
     hub: Hub,
     person: Member,
@@ -341,7 +362,7 @@ async def list_artifacts(
     return {"artifacts": [views.artifact(a) for a in rows]}
 
 
-@router.get("/events")
+@router.get("/events", **answers(responses.EventsPage, 400, 401, 403))
 async def list_events(
     hub: Hub,
     person: Member,
