@@ -92,26 +92,25 @@ def test_an_id_of_the_full_128_characters_is_recorded(hub: HubClient):
         context.__exit__(None, None, None)
 
 
-def test_one_persons_idempotency_key_in_two_workspaces_makes_two_tasks(hub: HubClient):
+def test_one_persons_idempotency_key_is_never_answered_with_another_workspaces_task(
+    hub: HubClient,
+):
     ana = hub.sign_up()
     ana._use()
     created = hub.client.post("/api/workspaces", json={"name": "Second"}, headers=ana.headers())
     assert created.status_code == 201, created.text
     second = Person(ana.client, ana.email, ana.csrf, created.json()["id"], ana.user_id)
     second.session = ana.session
-    tasks = []
-    for person in (ana, second):
-        agent_id = hub.pair(person)["agentId"]
-        body = {"title": "Same key", "targetAgentId": agent_id}
-        tasks.append(person.ok(person.post("/tasks", body, **{"Idempotency-Key": "k-1"}), 201))
-    first, other = (t["task"]["id"] for t in tasks)
-    assert first != other
-    again = second.ok(
-        second.post(
-            "/tasks",
-            {"title": "Same key", "targetAgentId": tasks[1]["task"]["targetAgentId"]},
-            **{"Idempotency-Key": "k-1"},
-        ),
-        201,
-    )
-    assert again["task"]["id"] == other
+    agents = [hub.pair(person)["agentId"] for person in (ana, second)]
+    body = {"title": "Same key", "targetAgentId": agents[0]}
+    first = ana.ok(ana.post("/tasks", body, **{"Idempotency-Key": "k-1"}), 201)
+    assert first["task"]["targetAgentId"] == agents[0]
+    # the key names its first request (this path, in the first workspace): elsewhere it is
+    # a conflict, never the first workspace's task and never a silent second one
+    other = {"title": "Same key", "targetAgentId": agents[1]}
+    reused = second.post("/tasks", other, **{"Idempotency-Key": "k-1"})
+    assert reused.status_code == 409, reused.text
+    assert reused.json()["error"]["details"]["reason"] == "different_request"
+    assert second.ok(second.get("/tasks"))["tasks"] == []
+    fresh = second.ok(second.post("/tasks", other, **{"Idempotency-Key": "k-2"}), 201)
+    assert fresh["task"]["id"] != first["task"]["id"]
