@@ -61,7 +61,8 @@ async def _push(agent: Agent, task_id: str, stop: asyncio.Event) -> int:
                 continue
             await agent.send(
                 "task.status_changed",
-                {"status": "running", "progress": sent % 100},
+                # each report changes something (a task starts at 0): each one is recorded
+                {"status": "running", "progress": 1 + sent % 99},
                 taskId=task_id,
                 id=f"{task_id}-p{sent}",
             )

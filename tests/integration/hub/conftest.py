@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 from lineup.hub import Settings, create_app
 from tests.conftest import sqlite_url, sync_throwaway_pg_database
 from tests.integration.hub.client import HubClient
+from tests.integration.hub.notify_endpoints import MailServer, PushService
 
 
 @pytest.fixture(
@@ -57,3 +58,17 @@ def client(settings: Settings) -> Iterator[TestClient]:
 @pytest.fixture
 def hub(client: TestClient) -> HubClient:
     return HubClient(client)
+
+
+@pytest.fixture
+def push_service() -> Iterator[PushService]:
+    """A local Web Push service that records what the hub posts to it."""
+    with PushService() as service:
+        yield service
+
+
+@pytest.fixture
+def mail_server() -> Iterator[MailServer]:
+    """A local SMTP server that keeps the mail the hub sends."""
+    with MailServer() as server:
+        yield server

@@ -32,18 +32,6 @@ SECRET_WHY = "Password hunter2 rotates tonight"
 SECRET_DETAIL = "card-4242-4242-4242-4242"
 
 
-@pytest.fixture
-def push_service() -> Iterator[PushService]:
-    with PushService() as service:
-        yield service
-
-
-@pytest.fixture
-def mail_server() -> Iterator[MailServer]:
-    with MailServer() as server:
-        yield server
-
-
 def notify_settings(database_url: str, home: Path, mail: MailServer, **extra: Any) -> Settings:
     values: dict[str, Any] = {
         "smtp_host": "127.0.0.1",

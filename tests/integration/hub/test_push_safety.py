@@ -5,7 +5,6 @@ private address), and what a push service replies is never shown back."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +26,6 @@ from tests.integration.hub.test_notifications import (
     subscribe,
     view,
 )
-
-
-@pytest.fixture
-def push_service() -> Iterator[PushService]:
-    with PushService() as service:
-        yield service
-
-
-@pytest.fixture
-def mail_server() -> Iterator[MailServer]:
-    with MailServer() as server:
-        yield server
-
 
 REFUSED_ENDPOINTS = [
     "http://fcm.googleapis.com/fcm/send/abc",

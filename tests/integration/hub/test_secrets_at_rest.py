@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +31,6 @@ from tests.integration.hub.test_notifications import (
     subscribe,
     view,
 )
-
-
-@pytest.fixture
-def push_service() -> Iterator[PushService]:
-    with PushService() as service:
-        yield service
-
-
-@pytest.fixture
-def mail_server() -> Iterator[MailServer]:
-    with MailServer() as server:
-        yield server
 
 
 def on_database(database_url: str, job: Callable[[Connection], Any]) -> Any:
