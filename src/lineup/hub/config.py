@@ -113,7 +113,6 @@ class Settings:
     max_connections_per_address: int = 256
     """HTTP connections one client address may hold open at once (0: no cap). WebSockets
     count until their upgrade; behind a reverse proxy every client shares its address."""
-    # --- end the HTTP edge ---
 
     def __post_init__(self) -> None:
         # A hub people reach over https must never send its session cookie over http.

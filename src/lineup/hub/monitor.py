@@ -4,7 +4,7 @@ with ``agent_unreachable`` after the grace period, and overdue interactions expi
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.
 
-With several hub nodes (issue 7), each closes its own silent links — the node holding an
+With several hub nodes, each closes its own silent links — the node holding an
 agent's socket is the one that sees its heartbeats — and everything else runs on the one node
 that holds the ``monitor`` lease; an agent another node holds is stale only once that node is
 dead (:func:`lineup.hub.cluster.links.holder_dead`). The grace period of an offline agent's
