@@ -2,11 +2,13 @@
 signed-in person with the CSRF header, never get a 5xx, an undocumented status or a body
 that differs from the documented schema.
 
-Runs on SQLite only and is bounded (a few examples per operation) to stay well under a minute.
+Runs on SQLite only and is bounded (a few examples per operation) to stay well under a minute;
+``LINEUP_FUZZ_EXAMPLES=60`` makes a longer run by hand.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +34,7 @@ from tests.conftest import sqlite_url
 from tests.integration.hub.client import HubClient, Person
 from tests.integration.hub.conftest import fast_settings
 
-EXAMPLES = 6
+EXAMPLES = int(os.environ.get("LINEUP_FUZZ_EXAMPLES", "6"))
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
