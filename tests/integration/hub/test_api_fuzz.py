@@ -174,6 +174,9 @@ def test_generated_requests_get_only_documented_answers(world, method, path, mod
         assert response.status_code < 500, response.text
         # a real id may undo the very violation a negative case was made of
         rejecting = mode is GenerationMode.NEGATIVE and not replaced
+        # 413 refuses a body by its size before anything reads it: a rejection the check's
+        # list of statuses does not name
+        rejecting = rejecting and response.status_code != 413
         case.validate_response(
             response, checks=[*CHECKS, negative_data_rejection] if rejecting else CHECKS
         )
