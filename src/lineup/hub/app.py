@@ -33,13 +33,12 @@ from lineup.hub.logs import RequestContext  # cluster (issue 7)
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock, system_clock
 from lineup.hub.request_guard import RequestGuard
-from lineup.hub.secret_keys import cannot_open, key_file, load_keyring
+from lineup.hub.secret_keys import key_file, reseal_stored
 from lineup.hub.security_headers import SecurityHeaders
 from lineup.hub.state import HubState
 from lineup.protocol.errors import Unavailable
 from lineup.store import Store
-from lineup.store.notifications import reseal_secrets
-from lineup.store.sealed import Keyring, UnreadableSecret
+from lineup.store.sealed import Keyring
 
 log = logging.getLogger("lineup.hub")
 
@@ -203,17 +202,13 @@ def _start_notifications(hub: HubState) -> asyncio.Task[None] | None:
 async def _open_secrets(settings: Settings, store: Store) -> Keyring:
     """The hub's keys, checked against every stored secret before anything uses one; what is
     plain text (an older hub's database) or sealed with an older key is sealed again now."""
-    keyring = load_keyring(settings)
     if settings.redis_url and not settings.secret_keys:
         log.warning(
             "LINEUP_REDIS_URL is set but LINEUP_SECRET_KEY is not: every node of a cluster "
             "needs the same LINEUP_SECRET_KEY (this node uses %s)",
             key_file(settings),
         )
-    try:
-        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
-    except UnreadableSecret as exc:
-        raise cannot_open(settings, exc) from None
+    keyring, changed = await reseal_stored(settings, store)
     if changed:
         log.info("sealed %d stored secrets under key %s", changed, keyring.current_id)
     return keyring

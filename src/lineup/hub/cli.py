@@ -196,18 +196,13 @@ def _secrets_rotate(_: argparse.Namespace) -> int:
 async def rotate_secrets(settings: Settings) -> tuple[str, int]:
     """Seal what is plain or under an older key with the current key: the id of the current
     key and how many values changed. Nothing changes if any value opens with no key."""
-    from lineup.hub.secret_keys import cannot_open, load_keyring
+    from lineup.hub.secret_keys import reseal_stored
     from lineup.store import Store
-    from lineup.store.notifications import reseal_secrets
-    from lineup.store.sealed import UnreadableSecret
 
-    keyring = load_keyring(settings)
     store = await Store.open(settings.database_url)
     try:
         await store.migrate()
-        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
-    except UnreadableSecret as exc:
-        raise cannot_open(settings, exc) from None
+        keyring, changed = await reseal_stored(settings, store)
     finally:
         await store.close()
     return keyring.current_id, changed

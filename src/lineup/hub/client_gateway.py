@@ -94,6 +94,8 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
             except Unauthenticated:
                 session_ended()
                 return
+            except Exception:  # the database unreachable for a moment: look again next time
+                log.warning("could not check a live socket's session", exc_info=True)
 
     forget = hub.live_sessions.opened(signed.user.id, signed.session.id, session_ended)
     checking = asyncio.create_task(check_session())
@@ -154,8 +156,7 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
         pass
     finally:
         forget()
-        checking.cancel()
-        for task in (live, *ending):
+        for task in (live, checking, *ending):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):

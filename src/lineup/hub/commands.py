@@ -37,7 +37,6 @@ from lineup.protocol.ids import new_id
 from lineup.protocol.interaction import Attachment, InteractionResponse
 from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, records
-from lineup.store.files import get_file_info
 
 ACTIVE_TASK_STATUSES = ("queued", "running", "waiting_for_human")
 
@@ -55,10 +54,7 @@ def check_hub_files(w: Writing, workspace_id: str, urls: list[str]) -> None:
         ref = hub_file(url)
         if ref is None:
             continue
-        if (
-            ref.workspace_id != workspace_id
-            or get_file_info(w.read.connection, workspace_id, ref.file_id) is None
-        ):
+        if ref.workspace_id != workspace_id or w.read.file_info(workspace_id, ref.file_id) is None:
             raise InvalidArgument(
                 f"{url} is not a file stored in this workspace; upload it first "
                 "(POST /api/agent/artifacts) and use the url it answers.",

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from lineup.protocol.errors import Conflict
 from lineup.protocol.ids import new_id
 from lineup.store import AppendResult, NewEvent, Store, StoredEvent, WriteTx
 from lineup.store.eventlog import reused_id, same_content
@@ -97,13 +96,6 @@ class Writing:
         )
         if not result.duplicate:
             self.appended.append(result.event)
-        elif result.event.type != type_:
-            # a retry repeats its change; an id that recorded another kind of change is misused
-            raise Conflict(
-                "That id (or Idempotency-Key) already recorded a different change; "
-                "choose a new one.",
-                details={"recordedType": result.event.type},
-            )
         return result
 
 

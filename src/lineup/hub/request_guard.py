@@ -21,12 +21,13 @@ from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lineup.hub.api.files import UPLOAD_PATH
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response
 from lineup.protocol.errors import InvalidArgument, PayloadTooLarge
 
 LARGER_BODIES: Mapping[str, Callable[[Settings], int]] = {
-    "/api/agent/artifacts": lambda settings: settings.artifact_max_bytes,
+    UPLOAD_PATH: lambda settings: settings.artifact_max_bytes,
 }
 """Routes (exact path) that take bodies over the hub's limit (``LINEUP_MAX_BODY_BYTES``),
 each with its own limit, from the settings. Add an upload route here."""

@@ -16,7 +16,9 @@ import stat
 from pathlib import Path
 
 from lineup.hub.config import Settings
-from lineup.store.sealed import Keyring, new_key_text
+from lineup.store import Store
+from lineup.store.notifications import reseal_secrets
+from lineup.store.sealed import Keyring, UnreadableSecret, new_key_text
 
 log = logging.getLogger("lineup.hub.secrets")
 
@@ -50,6 +52,18 @@ def load_keyring(settings: Settings) -> Keyring:
     if not path.exists():
         _create_key_file(path)
     return _read_key_file(path)
+
+
+async def reseal_stored(settings: Settings, store: Store) -> tuple[Keyring, int]:
+    """The hub's keys, checked against every stored secret: what is plain text (an older
+    hub's database) or sealed with an older key is sealed again with the current one. Returns
+    the keyring and how many values changed; nothing changes if any value opens with no key."""
+    keyring = load_keyring(settings)
+    try:
+        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
+    except UnreadableSecret as exc:
+        raise cannot_open(settings, exc) from None
+    return keyring, changed
 
 
 def parse_key_list(text: str) -> tuple[str, ...]:

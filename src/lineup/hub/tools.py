@@ -184,9 +184,12 @@ def call_tool(
 ) -> Recorded:
     """Validate an agent's ``tool.call`` and record it as a pending ``tool.called``."""
     ws = agent.workspace_id
-    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
     if task_id is not None:
-        refuse_if_cancelling(agents_task(w, agent, task_id))
+        task = agents_task(w, agent, task_id)
+        refuse_if_cancelling(task)
+        conversation_id = task.conversation_id
+    else:
+        conversation_id = agents_conversation(w, agent, None, conversation_id)
     validate_call(registry(w.read, ws), call)
     own_id = tool_call_id(ws, agent.agent_id, call.call_id)
     existing = w.read.get_tool_call(ws, own_id)

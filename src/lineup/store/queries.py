@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import islice
 from json.scanner import make_scanner
 from typing import Any
 
 from sqlalchemy import Select, Table, Text, bindparam, cast, func, select
 from sqlalchemy.engine import Connection
 
-from lineup.store import statements
+from lineup.store import files, statements
 from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import (
     Agent,
@@ -170,6 +171,10 @@ class Reader:
         """For the ``lineup.store.auth`` functions and anything not covered here."""
         return self._conn
 
+    def file_info(self, workspace_id: str, file_id: str) -> files.FileInfo | None:
+        """An uploaded file's facts (not its bytes), if it is ``workspace_id``'s."""
+        return files.get_file_info(self._conn, workspace_id, file_id)
+
     def _rows(self, stmt: Select[Any], params: dict[str, Any] | None = None) -> Sequence[Any]:
         return self._conn.execute(stmt, params).all()
 
@@ -248,9 +253,9 @@ class Reader:
         )
         if until is not None:
             stmt = stmt.where(events.c.sequence <= until)
-        stmt = stmt.order_by(events.c.sequence).limit(_limit(limit))
-        found = (event_from_row(r) for r in self._rows(stmt))
-        return [e for e in found if e.payload.get("agentId") == agent_id]
+        # no LIMIT in SQL: other agents' events in the range must not use it up
+        found = (event_from_row(r) for r in self._rows(stmt.order_by(events.c.sequence)))
+        return list(islice((e for e in found if e.payload.get("agentId") == agent_id), limit))
 
     def read_events_of_types(
         self, workspace_id: str, types: Sequence[str], after: int = 0, limit: int = 500

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from lineup.hub import accounts
 from lineup.hub.api import responses, views
@@ -19,6 +18,7 @@ from lineup.hub.api.deps import (
     session_cookie,
 )
 from lineup.hub.api.openapi import answers
+from lineup.hub.api.responses import View
 from lineup.hub.state import HubState
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -46,18 +46,14 @@ class PasswordChange(Body):
     new_password: Annotated[str, Field(max_length=1024)]
 
 
-class Reply(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-
-class AuthOptions(Reply):
+class AuthOptions(View):
     signup: Literal["open", "invite", "closed"]
     """Who may create an account here (the hub's ``LINEUP_SIGNUP``)."""
     has_accounts: bool
     """False on a new hub: its first visitor creates the first account."""
 
 
-class SessionsEnded(Reply):
+class SessionsEnded(View):
     signed_out_sessions: int
     """How many of this person's other sessions were ended."""
 

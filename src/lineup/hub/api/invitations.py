@@ -9,9 +9,9 @@ from pydantic import Field
 
 from lineup.hub import invitations
 from lineup.hub.api import views
-from lineup.hub.api.auth import Reply
 from lineup.hub.api.deps import Body, Hub, Member, SignedInUser
 from lineup.hub.api.openapi import answers
+from lineup.hub.api.responses import View
 from lineup.store import InvitationRecord
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -21,7 +21,7 @@ class InvitationCode(Body):
     code: Annotated[str, Field(min_length=1, max_length=100)]
 
 
-class InvitationView(Reply):
+class InvitationView(View):
     id: str
     role: str
     created_by: str
@@ -37,11 +37,11 @@ class CreatedInvitation(InvitationView):
     """Shown this once; the hub keeps only its hash."""
 
 
-class InvitationList(Reply):
+class InvitationList(View):
     invitations: list[InvitationView]
 
 
-class Joined(Reply):
+class Joined(View):
     workspace_id: str
 
 

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from lineup.protocol.errors import ErrorCode
+
 Timestamp = str
 """ISO 8601 UTC with milliseconds and a ``Z``."""
 
@@ -29,16 +31,7 @@ class View(BaseModel):
 
 
 class ErrorBody(View):
-    code: Literal[
-        "invalid_argument",
-        "unauthenticated",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "rate_limited",
-        "unavailable",
-        "unknown_result",
-    ]
+    code: ErrorCode
     message: str = Field(description="A sentence for a person; never a stack trace.")
     details: dict[str, Any] = Field(
         description="Structured facts, `{}` when there are none: `field`, `problems` "
