@@ -101,7 +101,7 @@ async def running_hub(
     args = [str(LINEUP), "serve", "--port", str(port), "--log-level", "warning"]
     if node_id:
         args += ["--node-id", node_id]
-    if deflate:  # the hub as `lineup serve` ran it before issue 7: per-message deflate on
+    if deflate:  # `lineup serve` once served this way: per-message deflate on
         args = [str(ROOT / ".venv" / "bin" / "python"), "-c", _DEFLATE_HUB, str(port)]
     process = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
         args,
@@ -207,8 +207,6 @@ def percentile(values: list[float], p: float) -> float:
     index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
     return ordered[index]
 
-
-# --- issue 7: databases, Redis, clusters, the machine's load -------------------------------
 
 PG_ADMIN_URL = os.environ.get("LINEUP_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 

@@ -1,6 +1,6 @@
 """Reference figures for bare brokers on this machine, with LineUp's own message sizes: NATS
 core pub/sub (nats-py) and Redis Streams (redis-py asyncio). LineUp's figures divided by these
-are its overhead over a broker that stores nothing durably and checks nothing (issue 7).
+are its overhead over a broker that stores nothing durably and checks nothing.
 
     .venv/bin/pip install nats-py      # or: pip install -e '.[bench]'
     .venv/bin/python bench/bench_brokers.py [--nats nats://127.0.0.1:4222] [--seconds 5]

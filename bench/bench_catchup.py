@@ -1,5 +1,5 @@
 """A person's app that missed 100,000 events reconnects: time until it has them all and is
-live again (issue 7). Prints the figure in docs/benchmarks.md.
+live again. Prints the figure in docs/benchmarks.md.
 
     .venv/bin/python bench/bench_catchup.py [--missed 100000] [--configs sqlite,pg]
         [--repeat 1] [--py-spy DIR]

@@ -1,5 +1,5 @@
 """Many idle agent connections with heartbeats on one node: memory per connection and CPU
-(issue 7; issue 3's memory figure). Prints the figures in docs/benchmarks.md.
+(the idle-memory figure). Prints the figures in docs/benchmarks.md.
 
     .venv/bin/python bench/bench_idle.py [--agents 10000] [--per-workspace 100]
         [--heartbeat 25] [--window 60] [--database-url URL]
@@ -156,7 +156,7 @@ def main() -> None:
     parser.add_argument(
         "--deflate",
         action="store_true",
-        help="serve with per-message deflate on, as `lineup serve` did before issue 7",
+        help="serve with per-message deflate on, as `lineup serve` once did",
     )
     args = parser.parse_args()
     asyncio.run(

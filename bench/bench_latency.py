@@ -1,4 +1,4 @@
-"""End-to-end latency, agent → hub → a person's app, at steady rates (issue 7).
+"""End-to-end latency, agent → hub → a person's app, at steady rates.
 
     .venv/bin/python bench/bench_latency.py [--configs sqlite,pg,cluster2]
         [--rates 100,1000,5000] [--seconds 10]

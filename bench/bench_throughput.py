@@ -1,5 +1,5 @@
 """Maximum sustained durable events/s: one node on SQLite, one node on PostgreSQL, and two and
-three nodes on PostgreSQL + Redis Streams (issue 7). Prints the figures in docs/benchmarks.md.
+three nodes on PostgreSQL + Redis Streams. Prints the figures in docs/benchmarks.md.
 
     .venv/bin/python bench/bench_throughput.py [--configs sqlite,pg,cluster2,cluster3]
         [--seconds 10] [--agents 8] [--window 128] [--generators 2]

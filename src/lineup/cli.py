@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_hub_commands(commands)
     _add_agent_commands(commands)
-    _add_direct_command(commands)  # direct mode (issue 5)
+    _add_direct_command(commands)
     return parser
 
 

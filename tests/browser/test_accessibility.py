@@ -49,7 +49,7 @@ def test_every_main_screen_passes_axe(new_context: Any, make_person: Any, scheme
     _check(page, "a11y-agent-detail", scheme)
 
     page.goto("/settings")
-    expect(page.get_by_role("group", name="Tell me when")).to_be_visible()  # issue 6
+    expect(page.get_by_role("group", name="Tell me when")).to_be_visible()
     _check(page, "a11y-settings", scheme)
 
     signed_out = new_context(color_scheme=scheme).new_page()

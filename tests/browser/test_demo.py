@@ -298,7 +298,7 @@ def _run_demo(page: Page, agent: ScriptedAgent, new_context: Any, email: str) ->
     screenshot(page, "tasks")
 
     _nav(page, "Settings")
-    expect(page.get_by_role("group", name="Tell me when")).to_be_visible()  # issue 6
+    expect(page.get_by_role("group", name="Tell me when")).to_be_visible()
     expect(page.get_by_text(email)).to_have_count(2)
     screenshot(page, "settings")
     page.locator("label.segment", has_text="Dark").click()

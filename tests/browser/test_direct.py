@@ -1,4 +1,4 @@
-"""Direct mode in a real browser (issue 5, seed 000 §3.1): ``lineup direct`` as a real process,
+"""Direct mode in a real browser (seed 000 §3.1): ``lineup direct`` as a real process,
 no hub anywhere. A phone opens the printed address, is told a wrong token is wrong, enters the
 right one, sees the agent online, tracks a message as a task, watches its progress, answers
 the approval and sees the result. A second browser opens the printed address that carries the

@@ -1,4 +1,4 @@
-"""The installable app (issue 6): a valid manifest, a service worker that registers and takes
+"""The installable app: a valid manifest, a service worker that registers and takes
 over, and an app shell that opens offline with the last known inbox and an offline banner."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Agents use tools on the person's app through the real hub (issue 5): each built-in tool is
+"""Agents use tools on the person's app through the real hub: each built-in tool is
 called by an agent and answered through the real UI in Chromium — options clicked, text typed,
 the calculator's answer seen, an agent-drawn canvas watched, undone, cleared and reloaded — and
 a call made while no browser was open is answered after the browser was closed and reopened."""

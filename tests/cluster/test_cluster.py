@@ -1,4 +1,4 @@
-"""Several hub nodes on one PostgreSQL database and Redis Streams (issue 7; DESIGN principle 7).
+"""Several hub nodes on one PostgreSQL database and Redis Streams (DESIGN principle 7).
 
 Three real ``lineup serve`` processes on loopback ports; an agent on one node; people's apps
 (raw ``/ws/client`` sockets) on the others. Events must reach every app in sequence order,

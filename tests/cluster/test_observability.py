@@ -1,4 +1,4 @@
-"""Operations (issue 7): Prometheus metrics, readiness with the node's part in the cluster,
+"""Operations: Prometheus metrics, readiness with the node's part in the cluster,
 request ids, JSON logs. In-process, on SQLite (one node)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The hub killed with SIGKILL mid-stream loses no acknowledged event (issue 3 item 11)."""
+"""The hub killed with SIGKILL mid-stream loses no acknowledged event."""
 
 from __future__ import annotations
 

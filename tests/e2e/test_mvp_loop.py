@@ -1,5 +1,5 @@
-"""Seed 001 §15 end to end, with the hub and the demo agent as real processes (issue 3 item
-10): the agent is killed mid-task, the hub reports it offline, the person answers meanwhile,
+"""Seed 001 §15 end to end, with the hub and the demo agent as real processes: the
+agent is killed mid-task, the hub reports it offline, the person answers meanwhile,
 the agent restarts, and no step runs twice and no answer is lost."""
 
 from __future__ import annotations

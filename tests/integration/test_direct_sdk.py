@@ -1,4 +1,4 @@
-"""Direct mode through the SDK (issue 5, seed 000 §3.1): the same handler code runs against a
+"""Direct mode through the SDK (seed 000 §3.1): the same handler code runs against a
 hub and in direct mode, and only the configuration says which — with real sockets.
 
 In hub mode the hub runs in-process on a free port and the agent pairs with it; in direct

@@ -1,4 +1,4 @@
-"""The app's frame for a recorded event, written straight out (issue 7), is byte for byte the
+"""The app's frame for a recorded event, written straight out, is byte for byte the
 text of the envelope the models build, whatever the event holds."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ import "./styles/tokens.css";
 import "./styles/app.css";
 import { registerServiceWorker } from "./features/notifications/pwa";
 
-// The installable app (issue 6): offline shell, Web Push. Not in `npm run dev` (Vite's own
+// The installable app: offline shell, Web Push. Not in `npm run dev` (Vite's own
 // module graph), only in the built app the hub serves.
 if (import.meta.env.PROD) registerServiceWorker();
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from lineup.hub import commands
-from lineup.hub import tools as app_tools  # tools (issue 5)
+from lineup.hub import app_tools, commands
 from lineup.hub.actors import AgentIdentity
 from lineup.hub.commands import Recorded
 from lineup.hub.credentials import authenticate_agent
@@ -65,7 +64,7 @@ class AgentConnection:
         self.identity = identity
         self._send_lock = asyncio.Lock()
         self.link: AgentLink | None = None
-        self.connected_sequence: int | None = None  # cluster (issue 7): our agent.connected
+        self.connected_sequence: int | None = None  # our agent.connected
         self._conversations: dict[str, str | None] = {}
 
     async def send_text(self, text: str) -> None:
@@ -73,7 +72,7 @@ class AgentConnection:
             await self.socket.send_text(text)
 
     async def answer(self, frame: Ack | ErrorFrame) -> None:
-        if isinstance(frame, ErrorFrame):  # metrics (issue 7): errors by code
+        if isinstance(frame, ErrorFrame):  # errors by code
             self.hub.metrics.error(str(frame.code), "agent_ws")
         await self.send_text(encode(frame))
 
@@ -119,7 +118,7 @@ class AgentConnection:
 
         def connect(w: Writing) -> Recorded:
             done = commands.agent_connected(w, identity, hello)
-            # cluster (issue 7): this node holds the agent, in the same transaction
+            # this node holds the agent, in the same transaction
             self.hub.cluster.link(w, identity.agent_id, identity.workspace_id)
             return done
 
@@ -171,7 +170,7 @@ class AgentConnection:
     # --- downlink ----------------------------------------------------------------------
 
     async def send_downlink(self, event: StoredEvent) -> bool:
-        # --- cluster (issue 7): whichever node recorded it, this connection learns from the
+        # Whichever node recorded it, this connection learns from the
         # log that the agent connected again (maybe to another node), was revoked, or was
         # recorded offline: then it closes, so that the agent reconnects and is online again
         if event.type in CONNECTION_NEWS and (
@@ -186,7 +185,6 @@ class AgentConnection:
             elif event.payload.get("status") == "offline":
                 await self.close(CLOSE_SILENT, "recorded offline")
             return False
-        # --- end cluster
         frame = for_agent(event, self.identity.agent_id)
         if frame is None:
             return False
@@ -206,7 +204,7 @@ class AgentConnection:
         async def handle(data: str | bytes) -> None:
             try:
                 await self.handle_frame(data)
-            except Exception as exc:  # issue 7: the socket closed under the answer
+            except Exception as exc:  # the socket closed under the answer
                 # handle_frame answers every failure itself, so only sending can fail here;
                 # the agent resends what it did not see acknowledged (the id makes it safe).
                 log.debug("agent %s: answer not delivered: %r", self.identity.agent_id, exc)
@@ -256,7 +254,7 @@ class AgentConnection:
                 "agent %s: %s failed",
                 self.identity.agent_id,
                 envelope.type,
-                extra={  # issue 7: JSON logs carry the ids
+                extra={  # JSON logs carry the ids
                     "event_id": envelope.id,
                     "agent_id": self.identity.agent_id,
                     "workspace_id": self.identity.workspace_id,
@@ -297,7 +295,7 @@ class AgentConnection:
             frame["actor"] = agent.actor
             self.hub.broker.publish_ephemeral(agent.workspace_id, frame)
             return Recorded(None)
-        if kind == "tool.list":  # tools (issue 5): a query, answered by a tool.list frame
+        if kind == "tool.list":  # a query, answered by a tool.list frame
             answer = await app_tools.answer_query(self.hub, agent, envelope, payload)
             await self.send_text(encode(answer))
             return Recorded(None)
@@ -337,7 +335,6 @@ _HANDLERS: dict[str, Handler] = {
     "message.create": lambda w, a, e, p: commands.agent_message(
         w, a, e.id, e.task_id, e.conversation_id, p
     ),
-    # --- tools (issue 5) ---
     "tool.call": lambda w, a, e, p: app_tools.call_tool(
         w, a, e.id, e.task_id, e.conversation_id, p
     ),
@@ -368,7 +365,7 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
             await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
         latest = await connection.welcome()
         after = await connection.resync_if_needed(hello.last_sequence or 0, latest)
-        del hello  # issue 7: not kept for the connection's life
+        del hello  # not kept for the connection's life
         follower = Follower(
             hub.store,
             hub.broker,
@@ -378,7 +375,7 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
             relevant=lambda event: concerns(event, identity.agent_id),
         )
         await follower.replay()
-        follower.start()  # issue 7: no task of its own while there is nothing to send
+        follower.start()  # no task of its own while there is nothing to send
         try:
             await connection.receive_loop()
         finally:
@@ -398,7 +395,7 @@ async def _disconnected(hub: HubState, connection: AgentConnection) -> None:
 
     async def record() -> None:
         try:
-            # cluster (issue 7): unless another node holds the agent by now
+            # unless another node holds the agent by now
             await hub.recorder.run(
                 hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms),
                 lane=connection.identity.actor,

@@ -22,7 +22,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--node-id", default=None, help="this node's name in a cluster (LINEUP_NODE_ID)"
     )
     serve.add_argument("--log-level", default=os.environ.get("LINEUP_LOG_LEVEL", "info"))
-    serve.add_argument(  # cluster (issue 7)
+    serve.add_argument(
         "--log-format",
         choices=("text", "json"),
         default=os.environ.get("LINEUP_LOG_FORMAT", "text"),
@@ -61,7 +61,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from lineup.hub.app import create_app
     from lineup.hub.connections import raise_open_files_limit, uvicorn_options
-    from lineup.hub.logs import configure  # cluster (issue 7): JSON logs, request ids
+    from lineup.hub.logs import configure  # JSON logs, request ids
 
     settings = Settings.from_env(host=args.host, port=args.port, node_id=args.node_id)
     log_config = configure(args.log_level, args.log_format, settings.node_id)
@@ -87,9 +87,9 @@ def _serve(args: argparse.Namespace) -> int:
         proxy_headers=True,
         timeout_graceful_shutdown=10,
         ws_max_size=1024 * 1024,
-        # issue 3/7: a deflate context costs ~250 KiB per socket; frames are small JSON
+        # a deflate context costs ~250 KiB per socket; frames are small JSON
         ws_per_message_deflate=False,
-        ws=_lean_websockets(),  # issue 7: 10,000 idle agents on a node
+        ws=_lean_websockets(),  # 10,000 idle agents on a node
         log_config=log_config,
         **uvicorn_options(settings),  # header and keep-alive timeouts, per-address cap
     )
@@ -112,7 +112,7 @@ def _settle_garbage_collector() -> None:
 
 
 def _lean_websockets() -> type[asyncio.Protocol] | str:
-    """uvicorn's WebSocket protocol, lighter per idle connection (issue 7: 10,000 agents).
+    """uvicorn's WebSocket protocol, lighter per idle connection (10,000 agents).
 
     It lets go of the handshake's request and response once the socket is open (their header
     structures were some 3 KiB a connection, and the scope keeps the headers the app reads),

@@ -2,7 +2,7 @@
 replay, then ``client.caught_up``, then live events in order — only from a workspace the
 signed-in person belongs to. Commands go over HTTP; this socket only reads — except that an
 app may register its tools (``tool.list``) and answer tool calls (``tool.result``) here too
-(issue 5; see ``lineup.hub.tools``).
+(see ``lineup.hub.app_tools``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from lineup.hub import tools as app_tools  # tools (issue 5)
+from lineup.hub import app_tools
 from lineup.hub.accounts import person_in, session_user
 from lineup.hub.api.deps import session_cookie
 from lineup.hub.fanout import Ephemeral
@@ -121,7 +121,7 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
                 await send(encode(result.error))
                 continue
             if isinstance(result, Decoded) and result.envelope.type in app_tools.CLIENT_TYPES:
-                # tools (issue 5): an app registers its tools or answers a tool call
+                # an app registers its tools or answers a tool call
                 device = socket.query_params.get("deviceId")
                 answer = await app_tools.handle_client_frame(hub, person, result, device)
                 await send(encode(answer))
@@ -179,7 +179,7 @@ def encode_event(event: StoredEvent) -> str:
     """The text of ``person_frame(event)``, written straight out: a replay sends 100,000 of
     these, and a dict per frame through ``JSONEncoder.encode`` (which also formatted the time
     through a datetime) cost some 6 µs a frame, a fifth of the hub's time there; this takes
-    about 2 (issue 7). Byte for byte the same text (tests pin it): the same string encoder,
+    about 2. Byte for byte the same text (tests pin it): the same string encoder,
     the same separators, the keys in the same order, the payload through the same C encoder.
     """
     conversation, task, correlation = event.conversation_id, event.task_id, event.correlation_id
@@ -199,7 +199,7 @@ _CONVERSATION, _TASK, _CORRELATION = ',"conversationId":', ',"taskId":', ',"corr
 
 def person_frame(event: StoredEvent) -> dict[str, object]:
     """``for_person(event)``, built directly: a replay sends 100,000 of these, and a model
-    per event was a sixth of the hub's time there (issue 7; a test pins the equality)."""
+    per event was a sixth of the hub's time there (a test pins the equality)."""
     frame: dict[str, object] = {
         "id": event.id,
         "type": event.type,
@@ -223,7 +223,7 @@ def _dumps(frame: dict[str, object]) -> str:
     return _ENCODE(frame)
 
 
-# issue 7: one encoder, not one per frame (json.dumps with options builds a new one each call)
+# one encoder, not one per frame (json.dumps with options builds a new one each call)
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 # What _ENCODE runs underneath, made once: JSONEncoder.encode makes this C encoder anew for

@@ -16,7 +16,6 @@ def _seconds(name: str, default: float) -> float:
     return float(raw) if raw else default
 
 
-# --- direct mode (issue 5, seed 000 §3.1) -------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class DirectMode:
     """The hub embedded in one agent's process (``lineup direct``): one workspace, one person,
@@ -31,9 +30,6 @@ class DirectMode:
     agent_id: str
     agent_name: str = "agent"
     person_name: str = "you"
-
-
-# --- end direct mode ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +65,11 @@ class Settings:
     static_dir: Path | None = None
     artifact_max_bytes: int = 10 * 1024 * 1024
     """The largest file an agent may upload (``POST /api/agent/artifacts``)."""
-    direct: DirectMode | None = None  # direct mode (issue 5): see DirectMode
+    direct: DirectMode | None = None  # see DirectMode
     secret_keys: tuple[str, ...] = field(default=(), repr=False)
     """``LINEUP_SECRET_KEY``: the keys sealing stored secrets, current first; empty means the
     key file under ``home`` (see :mod:`lineup.hub.secret_keys`)."""
-    # --- notifications (issue 6): LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_* ---
+    # LINEUP_SMTP_*, LINEUP_VAPID_SUBJECT, LINEUP_NOTIFY_*
     smtp_host: str | None = None
     smtp_port: int = 587
     smtp_username: str | None = None
@@ -91,13 +87,10 @@ class Settings:
     push_hosts: tuple[str, ...] = ()
     """Push services besides the browsers' own (``LINEUP_PUSH_HOSTS``): ``host`` or
     ``*.domain``. The hub posts to these even on private addresses: the operator vouches."""
-    # --- end notifications ---
-    # --- cluster (issue 7) ---
     lease_ttl: float = 10.0
     """Seconds a lease (and a node's liveness) lasts without renewal; renewed every third."""
     cluster_check_interval: float = 1.0
     """Seconds between checks of the database for events the stream did not bring."""
-    # --- end cluster ---
     # --- the HTTP edge: request bodies, connections, operators' endpoints ---
     max_body_bytes: int = 1024 * 1024
     """The largest request body the hub reads (413 above it); a few routes allow more
@@ -158,8 +151,7 @@ class Settings:
             "signup": _signup_mode(os.environ.get("LINEUP_SIGNUP", "")),
             "invitation_ttl": _seconds("LINEUP_INVITATION_TTL", 7 * 24 * 3600.0),
             "secret_keys": _secret_keys_env(),
-            **_notification_env(),  # notifications (issue 6)
-            # cluster (issue 7)
+            **_notification_env(),
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
             "cluster_check_interval": _seconds("LINEUP_CLUSTER_CHECK_INTERVAL", 1.0),
             **_edge_env(),
@@ -195,7 +187,6 @@ def _secret_keys_env() -> tuple[str, ...]:
     return parse_key_list(os.environ.get("LINEUP_SECRET_KEY") or "")
 
 
-# --- notifications (issue 6) ---------------------------------------------------------------
 def _notification_env() -> dict[str, object]:
     env = os.environ
     tls = (env.get("LINEUP_SMTP_TLS") or "starttls").strip().lower()
@@ -219,6 +210,3 @@ def _notification_env() -> dict[str, object]:
             h.strip() for h in (env.get("LINEUP_PUSH_HOSTS") or "").split(",") if h.strip()
         ),
     }
-
-
-# --- end notifications ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ was recorded offline (by another node, which found this one dead)."""
 def concerns(event: StoredEvent, agent_id: str) -> bool:
     """Whether an agent's connection must look at ``event`` at all: :func:`for_agent` makes a
     frame only for the event's ``targetAgentId``, and the connection closes itself on news of
-    its own agent. Everything else of the workspace is skipped without waking it (issue 7)."""
+    its own agent. Everything else of the workspace is skipped without waking it."""
     payload = event.payload
     return payload.get("targetAgentId") == agent_id or (
         event.type in CONNECTION_NEWS and payload.get("agentId") == agent_id
@@ -88,7 +88,6 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
         if p.get("reason"):
             payload["reason"] = p["reason"]
         return _envelope(event, "task.cancel_requested", payload)
-    # --- tools (issue 5) ---
     if event.type == "tool.completed":
         payload = {"call_id": p["callId"], "name": p["name"]}
         for key in ("action", "result", "error"):

@@ -36,7 +36,7 @@ Deliver = Callable[[Item], None]
 
 
 class Subscription:
-    # slots: one of these lives as long as each connection (issue 7: 10,000 idle agents)
+    # slots: one of these lives as long as each connection (10,000 idle agents)
     __slots__ = ("_deliver", "_queue", "cursor", "lagging", "live", "workspace_id")
 
     def __init__(self, workspace_id: str, deliver: Deliver | None = None) -> None:
@@ -44,7 +44,7 @@ class Subscription:
         self._deliver = deliver
         self._queue: asyncio.Queue[Item] | None = None
         self.lagging = False
-        # cluster (issue 7): the follower's position, so a node can heal a hole for its followers
+        # the follower's position, so a node can heal a hole for its followers
         self.cursor = 0
         self.live = False
 
@@ -78,7 +78,6 @@ class Broker:
     def __init__(self) -> None:
         self._subscribers: dict[str, set[Subscription]] = {}
         self.published = 0
-        # --- cluster (issue 7) ---
         self.observer: FanoutObserver | None = None
         self.ephemeral_forward: Callable[[str, dict[str, Any]], None] | None = None
         """Called with every ephemeral frame published here, to carry it to other nodes."""
@@ -108,13 +107,12 @@ class Broker:
         item = Ephemeral(workspace_id, frame)
         for subscription in self._subscribers.get(workspace_id, ()):
             subscription.offer(item)
-        if forward and self.ephemeral_forward is not None:  # cluster (issue 7)
+        if forward and self.ephemeral_forward is not None:
             self.ephemeral_forward(workspace_id, frame)
 
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subscribers.values())
 
-    # --- cluster (issue 7) ---
     def has_subscribers(self, workspace_id: str) -> bool:
         return workspace_id in self._subscribers
 

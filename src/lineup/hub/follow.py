@@ -9,7 +9,7 @@ already sent, or one that ``relevant`` says is not this connection's business â€
 the callback; anything to send (or a hole to fill from the database) starts a task that ends
 once it has caught up. An idle agent's connection thus holds no task and no queue: with 10,000
 of them on a node, the task and the queue each connection used to keep cost some 5 KiB apiece,
-and every event woke 100 followers of its workspace to drop it (issue 7).
+and every event woke 100 followers of its workspace to drop it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ Must never be False for an event ``send`` acts upon."""
 
 
 class Follower:
-    # slots: one per connection, for the connection's life (issue 7: 10,000 idle agents)
+    # slots: one per connection, for the connection's life (10,000 idle agents)
     __slots__ = (
         "_pending",
         "_relevant",
@@ -86,12 +86,12 @@ class Follower:
             self._subscribe()
         before = self.replayed
         await self._backfill(until=None)
-        if self.broker.observer is not None:  # metrics (issue 7)
+        if self.broker.observer is not None:
             self.broker.observer.replayed(self.replayed - before)
         return self.last
 
     async def _backfill(self, until: int | None) -> None:
-        # issue 7: the next page is read while this one is sent (100,000 missed events are
+        # the next page is read while this one is sent (100,000 missed events are
         # a hundred pages; reading and sending overlap instead of taking turns)
         ahead: asyncio.Future[list[StoredEvent]] | None = None
         try:
@@ -125,7 +125,7 @@ class Follower:
         if event.sequence <= self.last:
             return False
         self.last = event.sequence
-        if self.subscription is not None:  # cluster (issue 7)
+        if self.subscription is not None:
             self.subscription.cursor = event.sequence
         if self._relevant is not None and not self._relevant(event):
             return False
@@ -139,7 +139,7 @@ class Follower:
             subscription = self._subscribe()
             subscription.lagging = True  # the catch-up reads everything after the cursor
         self._started = True
-        subscription.live = not subscription.lagging  # cluster (issue 7)
+        subscription.live = not subscription.lagging
         if self._pending or subscription.lagging:
             self._spawn()
 
@@ -157,7 +157,7 @@ class Follower:
 
     def _subscribe(self) -> Subscription:
         subscription = self.subscription = self.broker.subscribe(self.workspace_id, self._offer)
-        subscription.cursor = self.last  # cluster (issue 7)
+        subscription.cursor = self.last
         return subscription
 
     def _offer(self, item: Item) -> None:
@@ -182,7 +182,7 @@ class Follower:
                         wanted = True
                     if not wanted:
                         self.last = sequence
-                        subscription.cursor = sequence  # cluster (issue 7)
+                        subscription.cursor = sequence
                         return
         pending = self._pending
         if pending is None:
@@ -206,7 +206,7 @@ class Follower:
             while (subscription := self.subscription) is not None:
                 if subscription.lagging:
                     subscription.lagging = False
-                    subscription.live = False  # cluster (issue 7)
+                    subscription.live = False
                     self._pending = None  # all of it is in the database, read next
                     await self._backfill(until=None)
                     subscription.live = True
@@ -225,7 +225,7 @@ class Follower:
                 if item.sequence > self.last + 1:
                     await self._backfill(until=item.sequence - 1)
                 sent = await self._deliver(item)
-                if observer is not None and sent is not False:  # metrics (issue 7)
+                if observer is not None and sent is not False:
                     observer.delivered(item)  # commit â†’ written to the socket
         except Exception as exc:
             # the socket went under a send: stop following (its reader ends the connection)

@@ -17,8 +17,7 @@ import asyncio
 import logging
 from functools import partial
 
-from lineup.hub import commands
-from lineup.hub import tools as app_tools  # tools (issue 5)
+from lineup.hub import app_tools, commands
 from lineup.hub.agent_gateway import CLOSE_SILENT
 from lineup.hub.cluster import MONITOR_LEASE
 from lineup.hub.recorder import Writing
@@ -34,19 +33,19 @@ KEY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
 class Monitor:
     def __init__(self, hub: HubState) -> None:
         self.hub = hub
-        hub.leases.keep(MONITOR_LEASE)  # cluster (issue 7)
+        hub.leases.keep(MONITOR_LEASE)
         self._next_key_sweep_ms = 0
         self.lag_ms = 0
         """How late the last pass woke up: time in which this node read no heartbeat."""
 
     async def tick(self, now_ms: int) -> None:
         await self.close_silent_links(now_ms)
-        if not self.hub.leases.held(MONITOR_LEASE):  # cluster (issue 7): once per cluster
+        if not self.hub.leases.held(MONITOR_LEASE):  # once per cluster
             return
         await self.mark_stale_agents_offline(now_ms)
         await self.fail_unreachable_tasks(now_ms)
         await self.expire_interactions(now_ms)
-        await self.expire_tool_calls(now_ms)  # tools (issue 5)
+        await self.expire_tool_calls(now_ms)
         await self.forget_old_idempotency_keys(now_ms)
 
     async def close_silent_links(self, now_ms: int) -> None:
@@ -69,7 +68,7 @@ class Monitor:
         online = await self.hub.store.read(
             lambda r: sweeps.agents_with_status(r.connection, "online")
         )
-        # cluster (issue 7): not held here, and not held by a live node either
+        # not held here, and not held by a live node either
         cluster = self.hub.cluster
         unlinked = [a for a in online if self.hub.presence.get(a.id) is None]
         for agent in await cluster.stale_candidates(unlinked, now_ms):
@@ -120,7 +119,7 @@ class Monitor:
                 log.exception("could not expire interaction %s", row.id)
 
     async def expire_tool_calls(self, now_ms: int) -> None:
-        """Tool calls whose ``timeout_ms`` passed complete with ``unavailable`` (issue 5)."""
+        """Tool calls whose ``timeout_ms`` passed complete with ``unavailable``."""
         await app_tools.expire_overdue(self.hub, now_ms)
 
     async def forget_old_idempotency_keys(self, now_ms: int) -> None:
@@ -133,7 +132,7 @@ class Monitor:
 
     async def _offline(self, workspace_id: str, agent_id: str, last_beat_ms: int) -> None:
         try:
-            # cluster (issue 7): unless another node holds the agent by now
+            # unless another node holds the agent by now
             await self.hub.recorder.run(
                 self.hub.cluster.offline_job(workspace_id, agent_id, last_beat_ms)
             )

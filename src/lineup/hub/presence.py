@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
-@dataclass(eq=False, slots=True)  # slots: one per connected agent (issue 7)
+@dataclass(eq=False, slots=True)  # slots: one per connected agent
 class AgentLink:
     agent_id: str
     workspace_id: str

@@ -14,7 +14,7 @@ from lineup.hub.recorder import Clock, Recorder, system_clock
 from lineup.store import Store
 from lineup.store.sealed import Keyring
 
-if TYPE_CHECKING:  # cluster (issue 7)
+if TYPE_CHECKING:
     from lineup.hub.cluster import Cluster
     from lineup.hub.leases import LeaseBook
     from lineup.hub.metrics import Metrics
@@ -49,10 +49,10 @@ class HubState:
     clock: Clock = system_clock
     limits: Limits | None = None
     started_ms: int = 0
-    notifier: Any = None  # notifications (issue 6): the NotificationWorker, once started
+    notifier: Any = None  # the NotificationWorker, once started
     keyring: Keyring = None  # type: ignore[assignment]
     """Seals and opens the secrets stored in the database; set by create()."""
-    # --- cluster (issue 7): set by create(); Optional only for hand-built states in tests
+    # set by create(); Optional only for hand-built states in tests
     cluster: Cluster = None  # type: ignore[assignment]
     metrics: Metrics = None  # type: ignore[assignment]
 
@@ -60,8 +60,6 @@ class HubState:
     def leases(self) -> LeaseBook:
         """Once-only work across nodes: ``hub.leases.keep(name)``, then ``held(name)``."""
         return self.cluster.leases
-
-    # --- end cluster
 
     @classmethod
     def create(
@@ -71,7 +69,7 @@ class HubState:
         clock: Clock = system_clock,
         keyring: Keyring | None = None,
     ) -> HubState:
-        # --- cluster (issue 7): commits reach followers here and on every other node
+        # commits reach followers here and on every other node
         from lineup.hub.cluster import Cluster
         from lineup.hub.metrics import Metrics
         from lineup.hub.secret_keys import load_keyring
@@ -95,4 +93,3 @@ class HubState:
         )
         metrics.watch(hub)
         return hub
-        # --- end cluster

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator
 
 from lineup.protocol._model import WireModel
-from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
+from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.envelope import Identifier
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
 from lineup.protocol.links import ArtifactUrl, check_block_data
@@ -286,7 +286,6 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("tool.list", ToolList, {U, A, H}, "Register or list tools (seed 000 §4.6)."),
         _spec("tool.call", ToolCall, {U, A, H}, "Call a tool action (seed 000 §4.4)."),
         _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),
-        # --- tools (issue 5) ---
         _spec("tool.cancel", ToolCancel, {A}, "Withdraw an unanswered tool call."),
         _spec("tool.cancelled", ToolCancel, {H}, "The hub withdrew an unanswered tool call."),
     ]
@@ -314,7 +313,6 @@ RECORDED_TYPES: frozenset[str] = frozenset(
         "interaction.expired",
         "interaction.cancelled",
         "artifact.created",
-        # --- tools (issue 5) ---
         "tool.registered",
         "tool.called",
         "tool.completed",
@@ -331,7 +329,7 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "interaction.cancelled",
         "interaction.expired",
         "task.cancel_requested",
-        "tool.result",  # tools (issue 5): from tool.completed
+        "tool.result",  # from tool.completed
         "tool.cancelled",
     }
 )

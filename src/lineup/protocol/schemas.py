@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
+from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import AGENT_PAYLOADS, CATALOG
 from lineup.protocol.frames import Ack, ErrorFrame
@@ -44,7 +44,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "tools/tool.list.json": _schema(ToolList, "tool.list"),
         "tools/tool.call.json": _schema(ToolCall, "tool.call"),
         "tools/tool.result.json": _schema(ToolResult, "tool.result"),
-        "tools/tool.cancel.json": _schema(ToolCancel, "tool.cancel"),  # tools (issue 5)
+        "tools/tool.cancel.json": _schema(ToolCancel, "tool.cancel"),
         "tools/tool.cancelled.json": _schema(ToolCancel, "tool.cancelled"),
     }
     for event_type, spec in sorted(CATALOG.items()):

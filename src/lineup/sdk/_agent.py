@@ -18,7 +18,7 @@ from lineup.sdk._config import AgentConfig, agent_home
 from lineup.sdk._core import Core, MessageHandler, Settings, TaskHandler
 from lineup.sdk._direct import DirectEndpoint
 from lineup.sdk._state import StateStore
-from lineup.sdk._tools import ToolRuntime, Tools  # tools (issue 5)
+from lineup.sdk._tools import ToolRuntime, Tools
 from lineup.sdk._transport import Transport, WebSocketTransport
 from lineup.sdk._uploads import FileContent, UploadedFile, read_content
 
@@ -87,8 +87,8 @@ class Agent:
         self._message_handler: MessageHandler | None = None
         self._core: Core | None = None
         self._background: asyncio.Task[None] | None = None
-        self._tools = Tools(self._tool_runtime)  # tools (issue 5)
-        self._endpoint: DirectEndpoint | None = None  # direct mode (issue 5)
+        self._tools = Tools(self._tool_runtime)
+        self._endpoint: DirectEndpoint | None = None
         self._serving: asyncio.Event | None = None
 
     def __repr__(self) -> str:
@@ -178,7 +178,7 @@ class Agent:
         """
         if self._core is not None:
             raise RuntimeError("This agent is already running.")
-        # --- direct mode (issue 5): the hub runs in this process; see lineup.sdk._direct
+        # the hub runs in this process; see lineup.sdk._direct
         if self.config.direct is not None:
             from lineup.sdk._direct import run_direct
 
@@ -191,7 +191,6 @@ class Agent:
                 if self._serving is not None:
                     self._serving.clear()
             return
-        # --- end direct mode
         await self._run_core(self._settings)
 
     async def _run_core(self, settings: Settings) -> None:
@@ -202,7 +201,6 @@ class Agent:
         finally:
             self._core = None
 
-    # --- direct mode (issue 5) ---------------------------------------------------------------
     @property
     def direct_endpoint(self) -> DirectEndpoint | None:
         """In direct mode, where people open this agent once it listens; else None."""
@@ -223,8 +221,6 @@ class Agent:
         if self._serving is None:
             self._serving = asyncio.Event()
         self._serving.set()
-
-    # --- end direct mode ---------------------------------------------------------------------
 
     async def drain(self) -> None:
         """Wait until the hub has answered everything this agent queued so far.

@@ -45,9 +45,8 @@ class AgentConfig:
     agent_id: str
     workspace_id: str
     credential: str = field(repr=False)
-    direct: DirectOptions | None = None  # direct mode (issue 5)
+    direct: DirectOptions | None = None
 
-    # --- direct mode (issue 5, seed 000 §3.1) ----------------------------------------------
     @property
     def mode(self) -> Literal["hub", "direct"]:
         """``"direct"`` when the agent serves LineUp itself, else ``"hub"``."""
@@ -65,8 +64,6 @@ class AgentConfig:
             credential=f"lna_{secrets.token_urlsafe(32)}",
             direct=options,
         )
-
-    # --- end direct mode -------------------------------------------------------------------
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> AgentConfig:

@@ -57,7 +57,7 @@ from lineup.sdk._answers import (
 )
 from lineup.sdk._errors import TaskCancelled
 from lineup.sdk._journal import Journal, Runtime, build_payload, json_value
-from lineup.sdk._tools import ToolRuntime, Tools  # tools (issue 5)
+from lineup.sdk._tools import ToolRuntime, Tools
 from lineup.sdk._uploads import FileContent, UploadedFile, read_content
 
 T = TypeVar("T")
@@ -101,7 +101,7 @@ class TaskContext:
         self.messages: list[dict[str, Any]] = list(assigned.messages)
         self.cancelled = asyncio.Event()
         self.cancel_reason: str | None = None
-        # tools (issue 5): calls carry this task; each is a journaled step of the handler
+        # calls carry this task; each is a journaled step of the handler
         self.tools: Tools = Tools(
             lambda: cast(ToolRuntime, runtime),
             journal=self._journal,
@@ -449,7 +449,7 @@ class MessageContext:
         self.task_id: str | None = delivered.task_id or envelope.task_id
         self.conversation_id: str | None = envelope.conversation_id
         self.attachments: list[Attachment] = list(delivered.attachments or ())
-        self.tools: Tools = Tools(  # tools (issue 5)
+        self.tools: Tools = Tools(
             lambda: cast(ToolRuntime, runtime),
             journal=self._journal,
             task_id=self.task_id,

@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar, overload
 import httpx
 from pydantic import BaseModel
 
-from lineup.protocol.builtin_tools import ToolCancel  # tools (issue 5)
+from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.codec import Answer, Decoded, Ignored, decode_answer, encode
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import ErrorCode, LineupError, error_from_code
@@ -47,7 +47,7 @@ from lineup.protocol.events import (
 )
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
-from lineup.protocol.tools import ToolList, ToolResult  # tools (issue 5)
+from lineup.protocol.tools import ToolList, ToolResult
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._context import MessageContext, TaskContext
@@ -59,7 +59,7 @@ from lineup.sdk._errors import (
 )
 from lineup.sdk._journal import derive_id
 from lineup.sdk._state import Job, OutboxEntry, StateStore, Step
-from lineup.sdk._tools import ANSWER_PREFIX, dump_result, parse_result  # tools (issue 5)
+from lineup.sdk._tools import ANSWER_PREFIX, dump_result, parse_result
 from lineup.sdk._transport import (
     REFUSAL_CLOSE_CODES,
     Connection,
@@ -168,7 +168,7 @@ class Core:
         self._resolved: _Waiters[InteractionResolved] = _Waiters()
         self._expired: dict[str, datetime] = {}
         """Interactions the hub said expired, for a wait that starts after it said so."""
-        self._tool_results: _Waiters[ToolResult] = _Waiters()  # tools (issue 5)
+        self._tool_results: _Waiters[ToolResult] = _Waiters()
         self._tool_lists: dict[str, list[dict[str, Any]]] = {}
         self._runners: dict[str, asyncio.Task[None]] = {}
         self._contexts: dict[str, TaskContext] = {}
@@ -251,7 +251,7 @@ class Core:
     ) -> UploadedFile:
         return await self._settings.uploader().upload(name, content, mime_type, key)
 
-    # --- tools (issue 5): the ToolRuntime protocol of lineup.sdk._tools ---------------------
+    # the ToolRuntime protocol of lineup.sdk._tools
 
     @property
     def shutting_down(self) -> bool:
@@ -358,7 +358,7 @@ class Core:
             for runner in runners:
                 runner.cancel()
             await asyncio.gather(*runners, return_exceptions=True)
-            self._tool_results.cancel_all()  # tools (issue 5): agent-level calls stop waiting
+            self._tool_results.cancel_all()  # agent-level calls stop waiting
             self._store.close()
             self._store = None
 
@@ -661,7 +661,7 @@ class Core:
             self._on_cancel_requested(envelope, payload)
         elif isinstance(payload, MessageDelivered):
             self._on_message_delivered(envelope, payload)
-        elif isinstance(payload, ToolResult):  # tools (issue 5)
+        elif isinstance(payload, ToolResult):
             self._on_tool_result(envelope, payload)
         elif isinstance(payload, ToolList) and envelope.correlation_id is not None:
             self._tool_lists[envelope.correlation_id] = [t.wire() for t in payload.tools]

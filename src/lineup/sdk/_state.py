@@ -246,7 +246,7 @@ class StateStore:
                         "DELETE FROM answers WHERE interaction_id = ?",
                         (recorded["interactionId"],),
                     )
-            # tools (issue 5): tool calls' results are kept as answers under "tool:<call_id>"
+            # tool calls' results are kept as answers under "tool:<call_id>"
             called = self._db.execute(
                 "SELECT result FROM steps WHERE scope = ? AND kind = 'tool.call'", (scope,)
             ).fetchall()
@@ -338,8 +338,6 @@ class StateStore:
             "SELECT resolved FROM answers WHERE interaction_id = ?", (interaction_id,)
         ).fetchone()
         return None if row is None else str(row[0])
-
-    # --- tools (issue 5) -------------------------------------------------------------------
 
     def enqueue(self, envelope_id: str, frame: str) -> None:
         """Queue an envelope that belongs to no journal step (``tool.cancel``)."""

@@ -1,4 +1,4 @@
-"""Storage of notifications (issue 6): VAPID keys, devices, preferences, the outbox and cursors.
+"""Storage of notifications: VAPID keys, devices, preferences, the outbox and cursors.
 
 Plain synchronous functions of a ``Connection``. Those that write are meant for a writer job
 (``await store.write(lambda tx: f(tx.connection, ...))``): every writer transaction takes the

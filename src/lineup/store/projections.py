@@ -24,15 +24,15 @@ from lineup.store.schema import (
     PROJECTION_TABLES,
     agents,
     artifacts,
-    canvas_instances,  # tools (issue 5)
-    canvas_ops,  # tools (issue 5)
+    canvas_instances,
+    canvas_ops,
     conversations,
     interactions,
     memberships,
     messages,
     tasks,
-    tool_calls,  # tools (issue 5)
-    tool_devices,  # tools (issue 5)
+    tool_calls,
+    tool_devices,
     users,
     workspaces,
 )
@@ -472,9 +472,6 @@ def _interaction_cancelled(conn: Connection, event: StoredEvent) -> None:
     _close_interaction(conn, event, status="cancelled", cancel_reason=event.payload.get("reason"))
 
 
-# --- tools (issue 5) -----------------------------------------------------------------------
-
-
 def _tool_registered(conn: Connection, event: StoredEvent) -> None:
     p = event.payload
     _upsert(
@@ -678,7 +675,6 @@ HANDLERS: Mapping[str, Handler] = {
     "interaction.expired": _interaction_expired,
     "interaction.cancelled": _interaction_cancelled,
     "artifact.created": _artifact_created,
-    # --- tools (issue 5) ---
     "tool.registered": _tool_registered,
     "tool.called": _tool_called,
     "tool.completed": _tool_completed,

@@ -22,8 +22,8 @@ from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import (
     Agent,
     Artifact,
-    CanvasInstance,  # tools (issue 5)
-    CanvasOpRecord,  # tools (issue 5)
+    CanvasInstance,
+    CanvasOpRecord,
     Conversation,
     Interaction,
     Member,
@@ -31,8 +31,8 @@ from lineup.store.records import (
     Message,
     Task,
     TaskDetail,
-    ToolCallRecord,  # tools (issue 5)
-    ToolDevice,  # tools (issue 5)
+    ToolCallRecord,
+    ToolDevice,
     User,
     UserWorkspace,
     Workspace,
@@ -40,16 +40,16 @@ from lineup.store.records import (
 from lineup.store.schema import (
     agents,
     artifacts,
-    canvas_instances,  # tools (issue 5)
-    canvas_ops,  # tools (issue 5)
+    canvas_instances,
+    canvas_ops,
     conversations,
     events,
     interactions,
     memberships,
     messages,
     tasks,
-    tool_calls,  # tools (issue 5)
-    tool_devices,  # tools (issue 5)
+    tool_calls,
+    tool_devices,
     users,
     workspaces,
 )
@@ -187,7 +187,7 @@ class Reader:
     def read_events(self, workspace_id: str, after: int = 0, limit: int = 500) -> list[StoredEvent]:
         """Events with sequence > ``after``, in order: a resume cursor is the last sequence seen.
 
-        An app back after a long absence replays 100,000 of these (issue 7), so each row
+        An app back after a long absence replays 100,000 of these, so each row
         becomes an event by position (``Row._mapping`` per row cost as much as the query) and
         the payload is read as text and decoded by the JSON scanner itself: the column type's
         decoding (SQLite: ``json.loads``; PostgreSQL: asyncpg's JSONB codec, ``json.loads`` of
@@ -474,8 +474,6 @@ class Reader:
             stmt = stmt.where(artifacts.c.conversation_id == conversation_id)
         stmt = stmt.order_by(artifacts.c.created_at, artifacts.c.id).limit(_limit(limit))
         return [Artifact.from_row(r) for r in self._rows(stmt)]
-
-    # --- tools (issue 5) -------------------------------------------------------------------
 
     def list_tool_devices(self, workspace_id: str) -> list[ToolDevice]:
         """The apps that registered tools, most recently registered first."""

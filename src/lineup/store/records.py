@@ -169,9 +169,6 @@ class Artifact(_FromRow):
     created_at: int
 
 
-# --- tools (issue 5) ---------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class ToolDevice(_FromRow):
     workspace_id: str
@@ -240,9 +237,6 @@ class CanvasOpRecord(_FromRow):
     width: int | None
     undone: bool
     created_at: int
-
-
-# --- end tools ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -249,7 +249,6 @@ PROJECTION_TABLES: tuple[Table, ...] = (
 ``last_sequence`` and ``last_recorded_at`` belong to the log, so the row is kept and
 ``workspace.created`` upserts it."""
 
-# --- tools (issue 5) ---------------------------------------------------------------------
 
 tool_devices = Table(
     "tool_devices",
@@ -405,7 +404,6 @@ invitations = Table(
 """Invitations to join a workspace: single use, expiring, the code kept only as a hash.
 Joining is recorded as the workspace's ``member.joined`` event; this row only guards the code."""
 
-# --- cluster (issue 7) ---------------------------------------------------------------------
 # Runtime coordination of hub nodes, not event-sourced: neither rebuilt by a replay nor read
 # by a client. See ``lineup.hub.leases`` and ``lineup.hub.cluster``.
 
@@ -433,9 +431,7 @@ agent_links = Table(
 """Which node instance holds each connected agent's socket: written in the same transaction
 as ``agent.connected``, removed in the one that records it offline. An agent is connected
 while its row names a node whose ``node:<instance>`` lease is live."""
-# --- end cluster (issue 7) -----------------------------------------------------------------
 
-# --- notifications (issue 6) ---------------------------------------------------------------
 # Reaching people when an agent waits for them or fails (``lineup.hub.notify``). Not
 # event-sourced: none of this is rebuilt by a replay. See ``lineup.store.notifications``.
 
@@ -549,7 +545,6 @@ notification_cursors = Table(
 """How far the notification worker has read each workspace's log (persisted across restarts).
 A workspace with no row is read from its start; the migration starts existing ones at their
 latest event, so turning the feature on does not notify about the past."""
-# --- end notifications (issue 6) -----------------------------------------------------------
 
 # --- files (artifacts people can open) ------------------------------------------------------
 # Content agents upload so that people can open it: in the database (not on one node's disk)

@@ -92,7 +92,7 @@ class Store:
         def upgrade(conn: Connection) -> None:
             with conn.begin():
                 if conn.dialect.name == "postgresql":
-                    # cluster (issue 7): hub nodes started together migrate one at a time
+                    # hub nodes started together migrate one at a time
                     conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7320518)")
                 upgrade_head(conn)
 

@@ -1,4 +1,4 @@
-"""Accounts, sessions and CSRF (issue 3 item 2), and the one error envelope."""
+"""Accounts, sessions and CSRF, and the one error envelope."""
 
 from starlette.testclient import TestClient
 

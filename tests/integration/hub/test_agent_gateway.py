@@ -1,4 +1,4 @@
-"""The agents' WebSocket (seed 001 §7.4, §10, §11; issue 3 items 4 and 11)."""
+"""The agents' WebSocket (seed 001 §7.4, §10, §11)."""
 
 import json
 import time

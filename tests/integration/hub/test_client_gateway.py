@@ -1,4 +1,4 @@
-"""People's WebSocket: snapshot-consistent replay, then live, in order (issue 3 item 5)."""
+"""People's WebSocket: snapshot-consistent replay, then live, in order."""
 
 import json
 

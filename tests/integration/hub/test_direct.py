@@ -1,4 +1,4 @@
-"""Direct mode's hub side (issue 5, seed 000 §3.1): the pre-shared token instead of accounts,
+"""Direct mode's hub side (seed 000 §3.1): the pre-shared token instead of accounts,
 throttled guesses, refused account and pairing endpoints, and a token that never leaks.
 
 The embedded hub always runs on a throwaway SQLite database, so these run on SQLite only.
@@ -343,7 +343,7 @@ def test_without_the_token_the_people_socket_is_refused(
 
 def test_tools_come_with_the_embedded_hub(direct: TestClient, mode: DirectMode) -> None:
     """An agent's tool call reaches the one person and their answer reaches the agent, as on
-    a hub (issue 5's tool routing; direct mode embeds the hub, so nothing is re-implemented)."""
+    a hub (the same tool routing; direct mode embeds the hub, so nothing is re-implemented)."""
     csrf = _open(direct)["csrfToken"]
     headers = {"X-CSRF-Token": csrf}
     ws = mode.workspace_id

@@ -1,4 +1,4 @@
-"""Nothing crosses workspaces (seed 001 §11; issue 3 item 11): a person of another workspace
+"""Nothing crosses workspaces (seed 001 §11): a person of another workspace
 can neither read nor write anything, on every endpoint."""
 
 import re
@@ -14,7 +14,6 @@ BODIES = {
     "/tasks": {"title": "intrusion", "targetAgentId": "{agent_id}"},
     "/tasks/{task_id}/cancel": {},
     "/interactions/{interaction_id}/respond": {"response": {"optionId": "approve"}},
-    # --- tools (issue 5) ---
     "/devices/{device_id}/tools": {"tools": []},
     "/tool-calls/{tool_call_id}/result": {"result": {"message": "Classified"}},
 }
@@ -33,7 +32,7 @@ def _world(hub: HubClient):
         {"interaction": {"id": "int_secret", "type": "approval", "title": "Classified?"}},
         taskId=task_id,
     )
-    # --- tools (issue 5): a registered device, a pending tool call, a canvas
+    # a registered device, a pending tool call, a canvas
     ana._use()
     hub.client.put(ana.url("/devices/ana-laptop/tools"), json={"tools": []}, headers=ana.headers())
     question = {"question": "Classified?", "options": ["yes", "no"]}

@@ -1,4 +1,4 @@
-"""Notifications (issue 6, seed 001 §5.1, §7.3, §7.4, §11): the right events reach people by
+"""Notifications (seed 001 §5.1, §7.3, §7.4, §11): the right events reach people by
 Web Push and email, once per person, channel and device; failures are retried, recorded and
 shown; bodies carry no request details.
 

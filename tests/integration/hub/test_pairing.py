@@ -1,4 +1,4 @@
-"""Pairing and agent credentials (seed 001 §7.1, §11; issue 3 item 3)."""
+"""Pairing and agent credentials (seed 001 §7.1, §11)."""
 
 import json
 

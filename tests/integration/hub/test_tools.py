@@ -1,4 +1,4 @@
-"""Agents use tools on people's apps through the hub (issue 5; seed 000 §4–5).
+"""Agents use tools on people's apps through the hub (seed 000 §4–5).
 
 Discovery both ways, routing of ``tool.call`` to apps as pending requests, first answer wins,
 timeouts, cancel, delivery after reconnects, the canvas's state, and every refusal.

@@ -1,4 +1,4 @@
-"""What apps need to render cards and timelines without extra round trips (issue 4)."""
+"""What apps need to render cards and timelines without extra round trips."""
 
 import json
 

@@ -37,7 +37,6 @@ ACTIONS = (
     "artifact",
     "unknown",
     "resend",
-    # --- tools (issue 5) ---
     "register_tools",
     "tool_call",
     "tool_answer",
@@ -58,8 +57,8 @@ class _Space:
     conversations: list[str] = field(default_factory=list)
     tasks: list[str] = field(default_factory=list)
     open_interactions: list[str] = field(default_factory=list)
-    pending_calls: list[tuple[str, str, str]] = field(default_factory=list)  # tools (issue 5)
-    canvases: list[str] = field(default_factory=list)  # tools (issue 5)
+    pending_calls: list[tuple[str, str, str]] = field(default_factory=list)
+    canvases: list[str] = field(default_factory=list)
 
 
 class StreamBuilder:
@@ -270,8 +269,6 @@ class StreamBuilder:
     def _resend(self, s: _Space, pick: int) -> None:
         self.events.append(self.events[pick % len(self.events)])
 
-    # --- tools (issue 5) -------------------------------------------------------------------
-
     def _register_tools(self, s: _Space, pick: int) -> None:
         tools = [{"name": "choice", "type": "action", "inputSchema": {"type": "object"}}]
         payload = {
@@ -377,7 +374,6 @@ REALISTIC: list[Step] = [
     ("heartbeat_lost", 0), ("heartbeat_lost", 3), ("rename", 1), ("revoke", 0),
     ("unknown", 0), ("resend", 7), ("resend", 20), ("pair", 2), ("connect", 2),
     ("task", 1), ("accept", 3), ("request", 3), ("request", 7), ("resolve", 1), ("member", 3),
-    # --- tools (issue 5) ---
     ("register_tools", 1), ("register_tools", 3), ("tool_call", 0), ("tool_call", 2),
     ("tool_call", 5), ("tool_call", 7), ("tool_answer", 0), ("tool_fail", 0), ("tool_cancel", 1),
     ("tool_call", 3), ("tool_expire", 0), ("canvas_open", 0), ("canvas_op", 0), ("canvas_op", 2),

@@ -1,4 +1,4 @@
-"""Reading the log by pages (issue 7's catch-up path): what ``read_events`` returns is what
+"""Reading the log by pages (the cluster's catch-up path): what ``read_events`` returns is what
 was appended, page after page, whether the page is full, short, empty or the log has a hole;
 and the app's frame for an event read back is the text of the model-built envelope."""
 

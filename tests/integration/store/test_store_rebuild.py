@@ -50,7 +50,6 @@ async def test_rebuilding_a_realistic_stream_gives_the_live_projections(store: S
         "tasks",
         "interactions",
         "artifacts",
-        # --- tools (issue 5) ---
         "tool_devices",
         "tool_calls",
         "canvas_instances",

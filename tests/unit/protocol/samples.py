@@ -90,7 +90,6 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "action": "select",
         "result": {"message": "test"},
     },
-    # --- tools (issue 5) ---
     ("tool.cancel", Sender.AGENT): {"call_id": "c1", "reason": "no longer needed"},
     ("tool.cancelled", Sender.HUB): {"call_id": "c1", "reason": "The task was cancelled."},
     ("interaction.cancelled", Sender.HUB): {

@@ -1,4 +1,4 @@
-"""The built-in tools (seed 000 §4.2, issue 5): their definitions, results and every error."""
+"""The built-in tools (seed 000 §4.2): their definitions, results and every error."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ connection whose frames the hub handles as it receives them. What it does, as th
 And what a test needs: drop the connection on demand or right after recording an event of a
 given type (before acking it), refuse an event once with a given error, fail connects.
 
-Tools (issue 5): a ``tool.list`` query is answered with a ``tool.list`` frame (correlated
+Tools: a ``tool.list`` query is answered with a ``tool.list`` frame (correlated
 to the query) from ``tool_catalogue``, then acked; ``tool.call`` and ``tool.cancel`` are
 recorded like any event; :meth:`FakeHub.answer_tool` sends the downlink ``tool.result``.
 
@@ -193,7 +193,7 @@ class FakeHub:
         elif envelope.type == "message.delta":
             self.deltas.append(envelope)
             connection.push(Ack(id=envelope.id))
-        elif envelope.type == "tool.list":  # tools (issue 5): a query, never recorded
+        elif envelope.type == "tool.list":  # a query, never recorded
             self.tool_queries.append(envelope)
             answer = self._envelope("tool.list", {"tools": self.tool_catalogue})
             connection.push(answer.model_copy(update={"correlation_id": envelope.id}))
@@ -358,8 +358,6 @@ class FakeHub:
             conversation_id="conv_1",
         )
         return message_id
-
-    # --- tools (issue 5) -------------------------------------------------------------------
 
     def tool_calls(self) -> list[Envelope]:
         return self.effects_of("tool.call")

@@ -1,4 +1,4 @@
-"""Direct mode in the SDK's configuration (issue 5, seed 000 §3.1): an agent switches between a
+"""Direct mode in the SDK's configuration (seed 000 §3.1): an agent switches between a
 hub and direct mode by configuration alone — the credentials file or the environment."""
 
 from __future__ import annotations

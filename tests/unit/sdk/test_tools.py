@@ -1,4 +1,4 @@
-"""Tools on people's apps from the SDK (issue 5): list, call, typed helpers, durability."""
+"""Tools on people's apps from the SDK: list, call, typed helpers, durability."""
 
 from __future__ import annotations
 

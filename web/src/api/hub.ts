@@ -153,7 +153,6 @@ export class WorkspaceApi {
     return this.transport.get(this.path(`/events?after=${after}&limit=${limit}`));
   }
 
-  // --- tools (issue 5)
   tools(): Promise<AvailableTools> {
     return this.transport.get(this.path("/tools"));
   }

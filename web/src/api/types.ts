@@ -241,7 +241,7 @@ export interface TaskDetail {
 
 export interface Inbox {
   waitingForMe: Interaction[];
-  /** Agents' tool calls waiting for an app (issue 5); counted in `counts.waitingForMe`. */
+  /** Agents' tool calls waiting for an app; counted in `counts.waitingForMe`. */
   waitingTools?: ToolCall[];
   needsAttention: Task[];
   recentlyDone: Task[];
@@ -255,7 +255,7 @@ export interface EventsPage {
   latestSequence: number;
 }
 
-// --- tools (issue 5): seed 000 §4 definitions and the hub's views (src/lineup/hub/tools.py)
+// seed 000 §4 definitions and the hub's views (src/lineup/hub/app_tools.py)
 
 export type JsonSchema = Record<string, unknown>;
 

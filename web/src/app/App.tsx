@@ -23,7 +23,7 @@ function Gate() {
   const loc = useLocation();
   const { state } = session;
 
-  // A notification's link names its workspace (?workspace=…): open that one (issue 6).
+  // A notification's link names its workspace (?workspace=…): open that one.
   const linkedWorkspace = loc.search.get("workspace");
   useEffect(() => {
     if (state.status !== "signedIn" || !linkedWorkspace || linkedWorkspace === state.workspaceId) return;
@@ -58,7 +58,7 @@ function Gate() {
   }
   if (state.status === "signedOut") {
     if (session.direct) {
-      // direct mode (issue 5): the pre-shared token instead of accounts
+      // the pre-shared token instead of accounts
       return (
         <TokenScreen
           agentName={session.direct.agentName}

@@ -71,8 +71,8 @@ function Shell() {
   const taskId = loc.search.get("task");
   const page = useMemo(() => route(loc.path), [loc.path]);
   const detailTitleId = useId();
-  useBrowserNotifications(); // notifications (issue 6)
-  useFocusCard(); // notifications (issue 6): a notification's link opens its card
+  useBrowserNotifications();
+  useFocusCard(); // a notification's link opens its card
 
   useEffect(() => {
     if (!page) navigate("/inbox", { replace: true });

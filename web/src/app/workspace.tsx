@@ -34,7 +34,7 @@ const INBOX_EVENTS = (e: HubEvent) =>
   e.type === "agent.status_changed" ||
   e.type === "agent.connected" ||
   e.type === "agent.revoked" ||
-  e.type === "tool.called" || // tools (issue 5): tool calls wait in the inbox too
+  e.type === "tool.called" || // tool calls wait in the inbox too
   e.type === "tool.completed" ||
   e.type === "tool.cancelled";
 

@@ -1,4 +1,4 @@
-"""Direct mode's part of the hub (issue 5, seed 000 §3.1): the hub embedded in one agent's
+"""Direct mode's part of the hub (seed 000 §3.1): the hub embedded in one agent's
 process, for one person, with a pre-shared token instead of accounts and pairing.
 
 * ``GET /api/direct`` tells the web app which mode it talks to (``hub`` or ``direct``), so it

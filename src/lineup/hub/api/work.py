@@ -7,8 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import Field
 
-from lineup.hub import commands
-from lineup.hub import tools as app_tools  # tools (issue 5)
+from lineup.hub import app_tools, commands
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
@@ -315,7 +314,7 @@ async def respond(
 async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict[str, Any]:
     def read(r: Reader) -> dict[str, Any]:
         waiting = r.list_interactions(workspace_id, statuses=["requested"])
-        waiting_tools = r.list_tool_calls(workspace_id, statuses=["pending"])  # tools (issue 5)
+        waiting_tools = r.list_tool_calls(workspace_id, statuses=["pending"])
         failed = r.list_tasks(workspace_id, statuses=["failed"], limit=recent)
         active = r.list_tasks(workspace_id, statuses=["running", "waiting_for_human"], limit=200)
         done = r.list_tasks(workspace_id, statuses=["succeeded", "cancelled"], limit=recent)
@@ -325,7 +324,7 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
         attention = [views.task(t, agents) for t in failed]
         return {
             "waitingForMe": _interactions(r, workspace_id, waiting),
-            "waitingTools": [app_tools.tool_call_view(c) for c in waiting_tools],  # tools (issue 5)
+            "waitingTools": [app_tools.tool_call_view(c) for c in waiting_tools],
             "needsAttention": lost + attention,
             "recentlyDone": [views.task(t, agents) for t in done],
             "counts": {

@@ -1,4 +1,4 @@
-"""Reaching people when an agent waits for them or fails (issue 6): Web Push, email, and the
+"""Reaching people when an agent waits for them or fails: Web Push, email, and the
 preferences that choose between them. The worker turns committed events into notifications
 exactly once per person, channel and device, and records every delivery attempt."""
 

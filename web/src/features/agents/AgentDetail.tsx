@@ -35,7 +35,7 @@ async function agentHistory(api: WorkspaceApi, agentId: string, maxPages = 20): 
 
 export function AgentDetail({ agentId }: { agentId: string }) {
   const { api, agents, actorName } = useWorkspace();
-  const { direct } = useSession(); // direct mode: the one agent cannot be revoked (issue 5)
+  const { direct } = useSession(); // direct mode: the one agent cannot be revoked
   const agent = agents.data?.find((a) => a.id === agentId);
   const [history, setHistory] = useState<HubEvent[] | null>(null);
   const [historyError, setHistoryError] = useState<string | null>(null);

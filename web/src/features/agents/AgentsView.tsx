@@ -12,7 +12,7 @@ import { ConnectAgent } from "./ConnectAgent";
 export function AgentsView() {
   const { agents } = useWorkspace();
   const loc = useLocation();
-  // Direct mode serves one agent from inside it: there is nothing to pair (issue 5).
+  // Direct mode serves one agent from inside it: there is nothing to pair.
   const canPair = !useSession().direct;
   const connecting = canPair && loc.search.get("connect") === "1";
   useTitle("Agents");

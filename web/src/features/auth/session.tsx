@@ -31,7 +31,7 @@ export interface Session {
   createWorkspace(name: string): Promise<void>;
   selectWorkspace(id: string): void;
   refresh(): Promise<void>;
-  /** Direct mode (issue 5): this LineUp is one agent serving itself; null on a hub. */
+  /** Direct mode: this LineUp is one agent serving itself; null on a hub. */
   direct: { agentName: string } | null;
   /** Direct mode: sign in with the pre-shared token. */
   signInWithToken(token: string): Promise<void>;
@@ -68,7 +68,7 @@ export function SessionProvider({ children, transport: given }: { children: Reac
   }, []);
 
   const refresh = useCallback(async () => {
-    // --- direct mode (issue 5): which LineUp this is; the token in the opened address
+    // which LineUp this is; the token in the opened address
     const info = await directApi.info().catch(() => null);
     if (info?.csrfCookie) transport.csrfCookie = info.csrfCookie;
     setDirect(info?.mode === "direct" ? { agentName: info.agentName } : null);
@@ -89,7 +89,6 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         }
       }
     }
-    // --- end direct mode
     try {
       adopt(await accounts.me());
     } catch (err) {

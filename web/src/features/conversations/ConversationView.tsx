@@ -18,13 +18,13 @@ import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskS
 import { InteractionCard } from "../interactions/InteractionCard";
 import { DeliveryNote } from "../agents/DeliveryNote";
 import type { ToolCall } from "../../api/types";
-import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools"; // tools (issue 5)
+import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools";
 
 type Item =
   | { kind: "message"; at: string; seq: number; message: Message }
   | { kind: "interaction"; at: string; seq: number; interaction: Interaction }
   | { kind: "artifact"; at: string; seq: number; artifact: Artifact }
-  // tools (issue 5): a tool call's card, or one card per canvas the agent opened here
+  // a tool call's card, or one card per canvas the agent opened here
   | { kind: "tool"; at: string; seq: number; call: ToolCall }
   | { kind: "canvas"; at: string; seq: number; instanceId: string; openCall?: ToolCall; pending: number };
 
@@ -73,7 +73,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
       e.type === "agent.status_changed" ||
       e.type === "agent.connected",
   });
-  // tools (issue 5): the agent's tool calls here; this app answers calculator and canvas calls
+  // the agent's tool calls here; this app answers calculator and canvas calls
   useToolRunner(api);
   const toolCalls = useResource(() => api.toolCalls({ conversationId }).then((r) => r.toolCalls), [api, conversationId], {
     refreshOn: (e) => e.conversationId === conversationId && e.type.startsWith("tool."),

@@ -1,4 +1,4 @@
-// Direct mode (issue 5, seed 000 §3.1): the agent serves LineUp itself, with no hub.
+// Direct mode (seed 000 §3.1): the agent serves LineUp itself, with no hub.
 // The hub's src/lineup/hub/api/direct.py: which LineUp this is, and the token → session exchange.
 
 import type { Transport } from "../../api/client";

@@ -11,7 +11,7 @@ import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { clockTime, relativeTime } from "../../lib/time";
 import { EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
-import { InboxTools, countToolCards, useToolRunner } from "../../tools"; // tools (issue 5)
+import { InboxTools, countToolCards, useToolRunner } from "../../tools";
 import { TaskRow } from "../tasks/TaskRow";
 
 export function InboxView() {
@@ -23,7 +23,7 @@ export function InboxView() {
   const waitingTasks = useResource(() => api.tasks("waiting").then((r) => r.tasks), [api], {
     refreshOn: (e) => e.type.startsWith("task.") || e.type === "interaction.requested",
   });
-  // tools (issue 5): this app answers calculator and canvas calls while the inbox is open.
+  // this app answers calculator and canvas calls while the inbox is open.
   useToolRunner(api);
 
   // Cards answered during this visit stay in place, read-only, showing who answered what;
@@ -35,7 +35,7 @@ export function InboxView() {
     const id = event.payload.interactionId;
     if (event.type === "interaction.cancelled" && typeof id === "string") setWithdrawn((w) => new Set(w).add(id));
   });
-  const toolsSeen = useRef(false); // tools (issue 5): tool cards shown during this visit
+  const toolsSeen = useRef(false); // tool cards shown during this visit
   const [settled, setSettled] = useState<Record<string, Interaction>>({});
   const waitingNow = inbox.data?.waitingForMe;
   if (waitingNow) for (const i of waitingNow) seen.current.set(i.id, i);
@@ -63,7 +63,7 @@ export function InboxView() {
     );
   }
   const { waitingForMe, needsAttention, recentlyDone } = inbox.data;
-  const waitingTools = inbox.data.waitingTools ?? []; // tools (issue 5)
+  const waitingTools = inbox.data.waitingTools ?? [];
   const waitingCount = waitingForMe.length + countToolCards(waitingTools);
   if (waitingTools.length > 0) toolsSeen.current = true;
   const cards = [...seen.current.values()]

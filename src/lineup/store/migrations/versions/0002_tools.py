@@ -1,4 +1,4 @@
-"""Tools (issue 5): registered app tools, agents' tool calls, canvas instances and operations.
+"""Tools: registered app tools, agents' tool calls, canvas instances and operations.
 
 Revision ID: 0002_tools
 Revises: 0001

@@ -1,4 +1,4 @@
-"""Notifications (issue 6): VAPID keys, push subscriptions, preferences, the outbox, attempts
+"""Notifications: VAPID keys, push subscriptions, preferences, the outbox, attempts
 and the log cursor.
 
 Revision ID: 0003_notifications

@@ -1,4 +1,4 @@
-"""Cluster coordination (issue 7): leases and the agent-link registry.
+"""Cluster coordination: leases and the agent-link registry.
 
 Revision ID: 0004_cluster
 Revises: 0001

@@ -1,4 +1,4 @@
-"""Agents use tools on people's apps, through the hub (seed 000 §4–5, issue 5).
+"""Agents use tools on people's apps, through the hub (seed 000 §4–5).
 
 The hub sits between the two ends of seed 000's tool protocol and keeps every step in the log:
 
@@ -75,7 +75,7 @@ from lineup.store.records import CanvasInstance, CanvasOpRecord, ToolCallRecord,
 if TYPE_CHECKING:
     from lineup.hub.state import HubState
 
-log = logging.getLogger("lineup.hub.tools")
+log = logging.getLogger("lineup.hub.app_tools")
 
 Registry = dict[str, ActionTool | ToolsetTool | AppTool]
 

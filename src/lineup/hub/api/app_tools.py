@@ -1,4 +1,4 @@
-"""Tools on people's apps (issue 5): registration, pending calls and their answers, canvases.
+"""Tools on people's apps: registration, pending calls and their answers, canvases.
 
 * ``GET /tools`` — what agents may call: the union of the apps' registrations, or the
   built-in catalogue; and which devices registered what.
@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import Field, ValidationError
 
-from lineup.hub import tools
+from lineup.hub import app_tools as tools
 from lineup.hub.api import responses
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
