@@ -17,6 +17,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field, ValidationError
 
 from lineup.hub import app_tools as tools
+from lineup.hub import commands
 from lineup.hub.api import responses
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
@@ -146,7 +147,7 @@ async def answer(
             w, person, tool_call_id, result, device_id=body.device_id, event_id=key
         )
     )
-    if isinstance(recorded.value, tools.Expired):
+    if isinstance(recorded.value, commands.Expired):
         raise Conflict(
             "This call timed out before your answer arrived; it can no longer be answered.",
             details={"reason": "expired", "toolCallId": tool_call_id},
