@@ -89,6 +89,8 @@ MAX_RESULT_BYTES = 64 * 1024
 
 PENDING = "pending"
 
+TIMED_OUT = "This call timed out before your answer arrived; it can no longer be answered."
+
 
 def tool_call_id(workspace_id: str, agent_id: str, call_id: str) -> str:
     return derived_id("tc", workspace_id, agent_id, call_id)
@@ -287,7 +289,8 @@ def complete_call(
         tool_call_pending(row), outcome, by=person.actor, at_ms=w.now_ms, same=_same_outcome
     )
     if isinstance(decision, pending.Refused) and decision.record_expiry:
-        return Recorded(expire_call(w, row), Expired(row.id))
+        refusal = Conflict(TIMED_OUT, details={"reason": "expired", "toolCallId": row.id})
+        return Recorded(expire_call(w, row), Expired(row.id, refusal))
     if isinstance(decision, pending.NoOp):
         return Recorded(None, row)
     if not isinstance(decision, pending.Record):
@@ -394,10 +397,7 @@ def _answered_already(row: ToolCallRecord) -> Conflict:
         )
     if row.status == "expired":
         details["reason"] = "expired"
-        return Conflict(
-            "This call timed out before your answer arrived; it can no longer be answered.",
-            details=details,
-        )
+        return Conflict(TIMED_OUT, details=details)
     who = row.answered_by_name or row.answered_by or "another app"
     when = format_timestamp(ms_to_datetime(row.answered_at)) if row.answered_at else "earlier"
     details.update(answeredBy=row.answered_by, answeredByName=row.answered_by_name)
@@ -572,10 +572,7 @@ async def handle_client_frame(
                 )
             )
             if isinstance(recorded.value, Expired):
-                raise Conflict(
-                    "This call timed out before your answer arrived; it can no longer be answered.",
-                    details={"reason": "expired", "toolCallId": answer.call_id},
-                )
+                raise recorded.value.refusal
     except LineupError as exc:
         return ErrorFrame.from_error(exc, envelope.id)
     except Exception:

@@ -429,9 +429,13 @@ def withdrawn(row: records.Interaction) -> Conflict:
 @dataclass(frozen=True, slots=True)
 class Expired:
     """An answer arrived after its request's expiry (an interaction's ``expiresAt``, a tool
-    call's ``timeout_ms``): the expiry is recorded, the answer is not."""
+    call's ``timeout_ms``): the expiry is recorded, the answer is not.
+
+    A value, not an exception, so the expiry commits; the caller then raises ``refusal``,
+    which tells the person why their answer did not count."""
 
     request_id: str
+    refusal: Conflict
 
 
 def respond(
@@ -461,7 +465,11 @@ def respond(
         raise withdrawn(row)
     if isinstance(decision, pending.Refused) and decision.record_expiry:
         result = expire_interaction(w, row)
-        return Recorded(result, Expired(interaction_id))
+        refusal = Conflict(
+            "This request expired before your answer arrived; it can no longer be answered.",
+            details={"reason": "expired"},
+        )
+        return Recorded(result, Expired(interaction_id, refusal))
     if not isinstance(decision, pending.Record):
         raise lineup_error(interactions.refusal(decision))
     answer = decision.pending.answer

@@ -1,5 +1,6 @@
 """The hub's clockwork (seed 001 §7.4): silent agents go offline, their running tasks fail
-with ``agent_unreachable`` after the grace period, and overdue interactions expire.
+with ``agent_unreachable`` after the grace period, and overdue requests — interactions and
+tool calls on people's apps — expire.
 
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.

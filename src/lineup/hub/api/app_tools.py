@@ -22,7 +22,7 @@ from lineup.hub.api import responses
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.protocol import builtin_tools as builtin
-from lineup.protocol.errors import Conflict, NotFound
+from lineup.protocol.errors import NotFound
 from lineup.protocol.tools import ToolError, ToolList, ToolResult
 from lineup.store import Reader
 
@@ -148,10 +148,7 @@ async def answer(
         )
     )
     if isinstance(recorded.value, commands.Expired):
-        raise Conflict(
-            "This call timed out before your answer arrived; it can no longer be answered.",
-            details={"reason": "expired", "toolCallId": tool_call_id},
-        )
+        raise recorded.value.refusal
     return tools.tool_call_view(recorded.value)  # the row as the answer's transaction left it
 
 
