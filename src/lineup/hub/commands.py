@@ -446,6 +446,9 @@ def respond(
     *,
     event_id: str | None = None,
 ) -> Recorded:
+    """A person answers a card: the first answer is recorded (``interaction.resolved``); what
+    else an answer may meet — the same answer again, a conflict, an expiry, a withdrawal —
+    is the pending-request lifecycle's to decide (``lineup.domain.pending``)."""
     row = w.read.get_interaction(person.workspace_id, interaction_id)
     if row is None:
         raise NotFound(
