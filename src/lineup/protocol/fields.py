@@ -2,7 +2,8 @@
 
 An interaction of kind ``input`` and the built-in ``input`` tool ask the same thing — some
 text, in a format — so they share these rules and their messages, word for word, with the
-web app (``web/src``), which checks before sending what the hub checks again on arrival.
+web app (``web/src``), which checks before sending what the hub checks again on arrival. An
+account's email address is checked with the same rule (:func:`is_email`).
 
 Leaf module: it imports nothing of the project, so both the protocol and the domain can use
 it without either depending on the other.
@@ -37,7 +38,7 @@ def input_problem(format: str | None, text: str, *, pattern: str | None = None) 
     :func:`pattern_problem` before asking."""
     if not text.strip():
         return REQUIRED
-    if format == "email" and not _EMAIL.fullmatch(text):
+    if format == "email" and not is_email(text):
         return EMAIL
     if format == "url" and not _is_web_url(text):
         return URL
@@ -48,6 +49,11 @@ def input_problem(format: str | None, text: str, *, pattern: str | None = None) 
     if pattern is not None and not re.fullmatch(pattern, text):
         return f"The answer does not have the expected form ({pattern})."
     return None
+
+
+def is_email(text: str) -> bool:
+    """Looks like an email address: the one rule for answers and for accounts' addresses."""
+    return _EMAIL.fullmatch(text) is not None
 
 
 def pattern_problem(pattern: str) -> str | None:
