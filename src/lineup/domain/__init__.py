@@ -1,4 +1,5 @@
-"""Pure domain rules: the task state machine and the interaction lifecycle.
+"""Pure domain rules: the task state machine, the pending-request lifecycle (``pending``) and
+the interaction cards built on it.
 
 No I/O and no clock, so hub, SDK and store replays all reach the same verdicts.
 """

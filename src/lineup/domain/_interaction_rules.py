@@ -7,10 +7,7 @@ Import the public functions from ``lineup.domain.interactions``.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import replace
-from urllib.parse import urlsplit
 
 from lineup.domain._interaction_model import (
     OTHER_OPTION_ID,
@@ -22,14 +19,13 @@ from lineup.domain._interaction_model import (
     default_review_options,
 )
 from lineup.domain.errors import DomainError
+from lineup.protocol import fields
 
 RISKS = frozenset({"low", "medium", "high"})
-INPUT_FORMATS = frozenset({"text", "email", "url", "number", "integer"})
+INPUT_FORMATS = frozenset(fields.INPUT_FORMATS)
 MIN_CHOICE_OPTIONS = 2
 MAX_CHOICE_OPTIONS = 5
 _REVIEW_IDS = frozenset(o.id for o in default_review_options())
-# Deliberately loose: the person's mail server is the real judge; this catches slips only.
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _K = InteractionKind
 
 
@@ -145,12 +141,9 @@ def _check_input_request(req: InteractionRequest) -> None:
     if req.pattern is not None:
         if not isinstance(req.pattern, str):
             raise _invalid("The pattern must be text (a regular expression).")
-        try:
-            re.compile(req.pattern)
-        # Warning: where warnings are errors (tests, -W error), a pattern Python warns about
-        # (say, a possible nested set) is rejected too, instead of escaping as a non-domain error.
-        except (re.error, OverflowError, RecursionError, Warning) as exc:
-            raise _invalid(f"The pattern is not a valid regular expression: {exc}.") from None
+        problem = fields.pattern_problem(req.pattern)
+        if problem is not None:
+            raise _invalid(problem)
 
 
 def _answer_fields(resp: object) -> tuple[str | None, tuple[str, ...] | None, str | None]:
@@ -201,44 +194,9 @@ def _check_choice(
 
 
 def _check_input(req: InteractionRequest, text: str | None) -> None:
-    if text is None or not text.strip():
-        raise _invalid("An answer is required: the text is empty.")
-    fmt = req.input_format
-    if fmt == "email" and not _EMAIL.fullmatch(text):
-        raise _invalid("Enter an email address, like name@example.com.")
-    if fmt == "url" and not _is_web_url(text):
-        raise _invalid("Enter a web address starting with http:// or https://.")
-    if fmt == "number" and not _is_finite_number(text):
-        raise _invalid("Enter a number, like 3 or 2.5.")
-    if fmt == "integer" and not _is_integer(text):
-        raise _invalid("Enter a whole number, like 3.")
-    if req.pattern is not None and not re.fullmatch(req.pattern, text):
-        raise _invalid(f"The answer does not have the expected form ({req.pattern}).")
-
-
-def _is_web_url(text: str) -> bool:
-    if any(c.isspace() for c in text):
-        return False
-    try:
-        parts = urlsplit(text)
-        return parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        return False
-
-
-def _is_finite_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
-
-
-def _is_integer(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
+    problem = fields.input_problem(req.input_format, text or "", pattern=req.pattern)
+    if problem is not None:
+        raise _invalid(problem)
 
 
 def _check_known(picked: str, allowed: list[str]) -> None:

@@ -1,9 +1,11 @@
 """The interaction lifecycle: a structured question an agent asks a person, answered once.
 
-First answer wins, the same answer again is a no-op and a different one is a conflict that
-names who answered first: two people (or two tabs, or a resent event) must never do two things.
-Waiting is never an error: a request expires only if the agent gave it an expiry time.
-Times are injected as integer milliseconds so that tests and replays need no clock.
+An interaction is a pending request (``lineup.domain.pending`` holds that lifecycle: first
+answer wins, the same answer again is a no-op, a different one is a conflict that names who
+answered first); this module adds the card — its kinds, options and answer rules — and words
+the refusals for the person. Waiting is never an error: a request expires only if the agent
+gave it an expiry time. Times are injected as integer milliseconds so that tests and replays
+need no clock.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from lineup.domain import pending
 from lineup.domain._interaction_model import (
     OTHER_OPTION_ID,
     InteractionKind,
@@ -45,12 +48,16 @@ __all__ = [
     "InteractionStatus",
     "Option",
     "RespondOutcome",
+    "answer",
+    "as_pending",
     "cancel",
     "default_approval_options",
     "default_review_options",
     "expire",
+    "from_pending",
     "is_due",
     "open_interaction",
+    "refusal",
     "respond",
     "validate_request",
     "validate_response",
@@ -91,91 +98,123 @@ def open_interaction(req: InteractionRequest) -> InteractionState:
 
 
 def is_due(state: InteractionState, now_ms: int) -> bool:
-    expires = state.request.expires_at_ms
-    return state.status is InteractionStatus.REQUESTED and expires is not None and now_ms >= expires
+    return pending.is_due(as_pending(state), now_ms)
+
+
+def answer(
+    state: InteractionState, resp: InteractionResponse, *, by: str, now_ms: int
+) -> pending.AnswerDecision[InteractionResponse]:
+    """What ``by``'s answer does, as the pending-request lifecycle decides it; an answer that
+    breaks the card's rules is ``invalid_argument`` only if it would otherwise count.
+
+    A recorded answer is the canonical one (see :func:`validate_response`), so the same
+    selection sent again in another order is "the same answer"."""
+    try:
+        candidate, problem = validate_response(state.request, resp), None
+    except DomainError as exc:
+        candidate, problem = resp, exc  # cannot equal the stored answer; a conflict stays one
+    decision = pending.answer(as_pending(state), candidate, by=by, at_ms=now_ms)
+    if problem is not None and isinstance(decision, pending.Record):
+        raise problem
+    return decision
 
 
 def respond(
     state: InteractionState, resp: InteractionResponse, *, by: str, now_ms: int
 ) -> RespondOutcome:
-    _check_clock(now_ms)
-    if not isinstance(by, str) or not by.strip():
-        raise DomainError("invalid_argument", "An answer needs to say who gave it.")
-    if state.status is InteractionStatus.CANCELLED:
-        raise DomainError(
+    decision = answer(state, resp, by=by, now_ms=now_ms)
+    if isinstance(decision, pending.Record):
+        return RespondOutcome(from_pending(state, decision.pending), changed=True)
+    if isinstance(decision, pending.NoOp):
+        return RespondOutcome(state, changed=False)
+    raise refusal(decision)
+
+
+def refusal(
+    decision: pending.AnsweredFirst[InteractionResponse] | pending.Refused[InteractionResponse],
+) -> DomainError:
+    """Why an answer did not count, as a ``conflict`` for the person who gave it."""
+    if isinstance(decision, pending.AnsweredFirst):
+        at = decision.at_ms
+        who = decision.by or "someone"
+        when = f" at {_iso(at)}" if at is not None else ""
+        return DomainError(
+            "conflict",
+            f"This request was already answered by {who}{when}; the first answer stands.",
+            details={"respondedBy": decision.by, "respondedAt": at},
+        )
+    if decision.reason == "cancelled":
+        return DomainError(
             "conflict",
             "This request was cancelled (withdrawn); it can no longer be answered.",
             details={"reason": "cancelled"},
         )
-    if state.status is InteractionStatus.EXPIRED or is_due(state, now_ms):
-        # The caller records the expiry; the person learns why their answer did not count.
-        expires = state.request.expires_at_ms
-        when = f" at {_iso(expires)}" if expires is not None else ""
-        raise DomainError(
-            "conflict",
-            f"This request expired{when}; it can no longer be answered.",
-            details={"reason": "expired", "expiresAt": expires},
-        )
-    if state.status is InteractionStatus.RESOLVED:
-        return _respond_again(state, resp)
-    canonical = validate_response(state.request, resp)
-    resolved = replace(
-        state,
-        status=InteractionStatus.RESOLVED,
-        response=canonical,
-        responded_by=by,
-        responded_at_ms=now_ms,
+    # The caller records a due expiry; the person learns why their answer did not count.
+    expires = decision.pending.expires_at_ms
+    when = f" at {_iso(expires)}" if expires is not None else ""
+    return DomainError(
+        "conflict",
+        f"This request expired{when}; it can no longer be answered.",
+        details={"reason": "expired", "expiresAt": expires},
     )
-    return RespondOutcome(resolved, changed=True)
 
 
 def expire(state: InteractionState, now_ms: int) -> RespondOutcome:
     """Expire a due request; a request that already ended is left alone (it won the race)."""
-    _check_clock(now_ms)
-    if state.status in TERMINAL_INTERACTION_STATUSES:
+    decision = pending.expire(as_pending(state), now_ms)
+    if isinstance(decision, pending.Record):
+        return RespondOutcome(from_pending(state, decision.pending), changed=True)
+    if isinstance(decision, pending.NoOp):
         return RespondOutcome(state, changed=False)
     expires = state.request.expires_at_ms
     if expires is None:
         raise DomainError(
             "conflict", "This request has no expiry time; it waits until someone answers."
         )
-    if now_ms < expires:
-        raise DomainError(
-            "conflict",
-            f"This request does not expire until {_iso(expires)}.",
-            details={"expiresAt": expires},
-        )
-    return RespondOutcome(replace(state, status=InteractionStatus.EXPIRED), changed=True)
-
-
-def cancel(state: InteractionState) -> RespondOutcome:
-    if state.status in TERMINAL_INTERACTION_STATUSES:
-        return RespondOutcome(state, changed=False)
-    return RespondOutcome(replace(state, status=InteractionStatus.CANCELLED), changed=True)
-
-
-def _respond_again(state: InteractionState, resp: InteractionResponse) -> RespondOutcome:
-    try:
-        candidate = validate_response(state.request, resp)
-    except DomainError:
-        candidate = resp  # cannot equal the stored answer; still report the conflict below
-    if candidate == state.response:
-        return RespondOutcome(state, changed=False)
-    at = state.responded_at_ms
-    who = state.responded_by or "someone"
-    when = f" at {_iso(at)}" if at is not None else ""
     raise DomainError(
         "conflict",
-        f"This request was already answered by {who}{when}; the first answer stands.",
-        details={"respondedBy": state.responded_by, "respondedAt": at},
+        f"This request does not expire until {_iso(expires)}.",
+        details={"expiresAt": expires},
     )
 
 
-def _check_clock(now_ms: object) -> None:
-    if isinstance(now_ms, bool) or not isinstance(now_ms, int):
-        raise DomainError(
-            "invalid_argument", f"The time must be whole milliseconds; got {now_ms!r}."
-        )
+def cancel(state: InteractionState) -> RespondOutcome:
+    decision = pending.withdraw(as_pending(state))
+    if isinstance(decision, pending.NoOp):
+        return RespondOutcome(state, changed=False)
+    return RespondOutcome(from_pending(state, decision.pending), changed=True)
+
+
+_AS_PENDING = {
+    InteractionStatus.REQUESTED: pending.PendingStatus.OPEN,
+    InteractionStatus.RESOLVED: pending.PendingStatus.ANSWERED,
+    InteractionStatus.EXPIRED: pending.PendingStatus.EXPIRED,
+    InteractionStatus.CANCELLED: pending.PendingStatus.CANCELLED,
+}
+_FROM_PENDING = {v: k for k, v in _AS_PENDING.items()}
+
+
+def as_pending(state: InteractionState) -> pending.Pending[InteractionResponse]:
+    """The interaction as a pending request: its lifecycle, without the card."""
+    return pending.Pending(
+        status=_AS_PENDING[state.status],
+        answer=state.response,
+        answered_by=state.responded_by,
+        answered_at_ms=state.responded_at_ms,
+        expires_at_ms=state.request.expires_at_ms,
+    )
+
+
+def from_pending(
+    state: InteractionState, request: pending.Pending[InteractionResponse]
+) -> InteractionState:
+    return replace(
+        state,
+        status=_FROM_PENDING[request.status],
+        response=request.answer,
+        responded_by=request.answered_by,
+        responded_at_ms=request.answered_at_ms,
+    )
 
 
 def _iso(ms: int) -> str:

@@ -12,7 +12,6 @@ same whether or not the account exists, so the wait says nothing about who has o
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lineup.hub import invitations
@@ -27,12 +26,11 @@ from lineup.hub.security import (
     verify_password_off_loop,
 )
 from lineup.hub.state import HubState
+from lineup.protocol import fields
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
 from lineup.protocol.ids import new_id
 from lineup.store import Reader, SessionRecord, User
 from lineup.store import auth as store_auth
-
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +43,7 @@ class NewSession:
 
 def normalise_email(email: str) -> str:
     clean = email.strip().lower()
-    if not EMAIL.match(clean) or len(clean) > 254:
+    if not fields.is_email(clean) or len(clean) > 254:
         raise InvalidArgument("Enter a valid email address.", details={"field": "email"})
     return clean
 

@@ -32,14 +32,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from lineup.domain import pending
 from lineup.hub.actors import AgentIdentity, Person
 from lineup.hub.commands import (
     WITHDRAWN_REASON,
+    Expired,
     Recorded,
     agents_conversation,
     agents_task,
@@ -47,6 +48,7 @@ from lineup.hub.commands import (
     refuse_if_cancelling,
 )
 from lineup.hub.recorder import Writing
+from lineup.hub.translate import ToolOutcome, tool_call_pending
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.codec import Decoded, describe_validation_error
 from lineup.protocol.envelope import Envelope, format_timestamp, ms_to_datetime
@@ -86,7 +88,8 @@ MAX_RESULT_BYTES = 64 * 1024
 """The largest ``result`` (or ``error``) an app may answer with, as compact JSON."""
 
 PENDING = "pending"
-DONE = ("completed", "failed")
+
+TIMED_OUT = "This call timed out before your answer arrived; it can no longer be answered."
 
 
 def tool_call_id(workspace_id: str, agent_id: str, call_id: str) -> str:
@@ -266,13 +269,6 @@ def _canvas_target(w: Writing, agent: AgentIdentity, own_id: str, call: ToolCall
     return instance_id
 
 
-@dataclass(frozen=True, slots=True)
-class Expired:
-    """An answer that arrived after the call's timeout: the expiry is recorded, not it."""
-
-    tool_call_id: str
-
-
 def complete_call(
     w: Writing,
     person: Person,
@@ -289,11 +285,15 @@ def complete_call(
             f"No tool call {tool_call!r} in this workspace.", details={"toolCallId": tool_call}
         )
     outcome = _outcome(row, answer)
-    if row.status == PENDING and row.expires_at is not None and row.expires_at <= w.now_ms:
-        return Recorded(expire_call(w, row), Expired(row.id))
-    if row.status != PENDING:
-        if row.status in DONE and _same_outcome(row, outcome):
-            return Recorded(None, row)
+    decision = pending.answer(
+        tool_call_pending(row), outcome, by=person.actor, at_ms=w.now_ms, same=_same_outcome
+    )
+    if isinstance(decision, pending.Refused) and decision.record_expiry:
+        refusal = Conflict(TIMED_OUT, details={"reason": "expired", "toolCallId": row.id})
+        return Recorded(expire_call(w, row), Expired(row.id, refusal))
+    if isinstance(decision, pending.NoOp):
+        return Recorded(None, row)
+    if not isinstance(decision, pending.Record):
         raise _answered_already(row)
     if row.name == "canvas" and row.instance_id and row.action != "open":
         earlier = w.read.earlier_pending_canvas_call(
@@ -370,15 +370,15 @@ def _outcome(row: ToolCallRecord, answer: ToolResult) -> dict[str, Any]:
     return outcome
 
 
-def _same_outcome(row: ToolCallRecord, outcome: dict[str, Any]) -> bool:
-    if "result" in outcome:
-        return row.result is not None and row.result.get("message") == outcome["result"].get(
-            "message"
-        )
-    error = outcome["error"]
-    return row.error is not None and (row.error.get("code"), row.error.get("message")) == (
-        error.get("code"),
-        error.get("message"),
+def _same_outcome(first: ToolOutcome, again: ToolOutcome) -> bool:
+    """The same result message, or the same error: what the agent would see is the same."""
+    if "result" in again:
+        result = first.get("result")
+        return result is not None and result.get("message") == again["result"].get("message")
+    error, other = first.get("error"), again["error"]
+    return error is not None and (error.get("code"), error.get("message")) == (
+        other.get("code"),
+        other.get("message"),
     )
 
 
@@ -397,10 +397,7 @@ def _answered_already(row: ToolCallRecord) -> Conflict:
         )
     if row.status == "expired":
         details["reason"] = "expired"
-        return Conflict(
-            "This call timed out before your answer arrived; it can no longer be answered.",
-            details=details,
-        )
+        return Conflict(TIMED_OUT, details=details)
     who = row.answered_by_name or row.answered_by or "another app"
     when = format_timestamp(ms_to_datetime(row.answered_at)) if row.answered_at else "earlier"
     details.update(answeredBy=row.answered_by, answeredByName=row.answered_by_name)
@@ -471,9 +468,10 @@ def cancel_call(
     )
     if row is None:
         raise NotFound(f"No tool call {cancel.call_id!r} of this agent.")
-    if row.status == "cancelled":
-        return Recorded(None, row.id)
-    if row.status != PENDING:
+    decision = pending.withdraw(tool_call_pending(row), cancel.reason)
+    if isinstance(decision, pending.NoOp):
+        if decision.pending.status is pending.PendingStatus.CANCELLED:
+            return Recorded(None, row.id)
         raise Conflict(
             f"Call {cancel.call_id!r} already ended ({row.status}); its tool.result is "
             "delivered to the agent.",
@@ -498,26 +496,16 @@ def cancel_call(
     return Recorded(result, row.id)
 
 
-async def expire_overdue(hub: HubState, now_ms: int) -> int:
-    """The monitor's pass: complete every call whose timeout passed; returns how many."""
-    overdue = await hub.store.read(lambda r: r.overdue_tool_calls(now_ms))
-    expired = 0
-    for row in overdue:
-
-        def job(w: Writing, ws: str = row.workspace_id, tc: str = row.id) -> bool:
-            current = w.read.get_tool_call(ws, tc)
-            if current is None or current.status != PENDING or current.expires_at is None:
-                return False
-            if current.expires_at > w.now_ms:
-                return False
-            expire_call(w, current)
-            return True
-
-        try:
-            expired += bool(await hub.recorder.run(job))
-        except LineupError:
-            log.exception("could not expire tool call %s", row.id)
-    return expired
+def expire_if_due(w: Writing, workspace_id: str, tool_call: str) -> bool:
+    """The monitor's job for one overdue call; one answered or withdrawn meanwhile is left be."""
+    row = w.read.get_tool_call(workspace_id, tool_call)
+    if row is None:
+        return False
+    decision = pending.expire(tool_call_pending(row), w.now_ms)
+    if not isinstance(decision, pending.Record):
+        return False
+    expire_call(w, row)
+    return True
 
 
 # --- the agents' socket: tool.list queries --------------------------------------------------
@@ -584,10 +572,7 @@ async def handle_client_frame(
                 )
             )
             if isinstance(recorded.value, Expired):
-                raise Conflict(
-                    "This call timed out before your answer arrived; it can no longer be answered.",
-                    details={"reason": "expired", "toolCallId": answer.call_id},
-                )
+                raise recorded.value.refusal
     except LineupError as exc:
         return ErrorFrame.from_error(exc, envelope.id)
     except Exception:

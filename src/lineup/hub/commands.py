@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from lineup import domain
+from lineup.domain import interactions, pending
 from lineup.hub.actors import AgentIdentity, Person
 from lineup.hub.recorder import Writing
 from lineup.hub.translate import (
     domain_rules,
+    interaction_pending,
     interaction_request,
     interaction_state,
+    lineup_error,
     response_to_domain,
     response_to_wire,
     task_state,
@@ -410,16 +413,14 @@ def refuse_if_cancelling(task: records.Task) -> None:
         )
 
 
-def refuse_withdrawn(row: records.Interaction) -> None:
+def withdrawn(row: records.Interaction) -> Conflict:
     """A late answer to a withdrawn request: say why it did not count."""
-    if row.status != "cancelled":
-        return
     if row.cancel_reason == WITHDRAWN_REASON:
         message = "This request was withdrawn because its task was cancelled"
     else:
         why = f" ({row.cancel_reason.rstrip('.')})" if row.cancel_reason else ""
         message = f"This request was withdrawn{why}"
-    raise Conflict(
+    return Conflict(
         f"{message}; your answer was not recorded and did not reach the agent.",
         details={"reason": "cancelled", "interactionId": row.id, "taskId": row.task_id},
     )
@@ -427,9 +428,14 @@ def refuse_withdrawn(row: records.Interaction) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Expired:
-    """An answer arrived after the request's expiry: the expiry is recorded, the answer is not."""
+    """An answer arrived after its request's expiry (an interaction's ``expiresAt``, a tool
+    call's ``timeout_ms``): the expiry is recorded, the answer is not.
 
-    interaction_id: str
+    A value, not an exception, so the expiry commits; the caller then raises ``refusal``,
+    which tells the person why their answer did not count."""
+
+    request_id: str
+    refusal: Conflict
 
 
 def respond(
@@ -440,24 +446,36 @@ def respond(
     *,
     event_id: str | None = None,
 ) -> Recorded:
+    """A person answers a card: the first answer is recorded (``interaction.resolved``); what
+    else an answer may meet — the same answer again, a conflict, an expiry, a withdrawal —
+    is the pending-request lifecycle's to decide (``lineup.domain.pending``)."""
     row = w.read.get_interaction(person.workspace_id, interaction_id)
     if row is None:
         raise NotFound(
             f"No interaction {interaction_id!r} in this workspace.",
             details={"interactionId": interaction_id},
         )
-    refuse_withdrawn(row)
-    state = interaction_state(row)
-    if domain.is_due(state, w.now_ms):
-        result = expire_interaction(w, row)
-        return Recorded(result, Expired(interaction_id))
     with domain_rules():
-        outcome = domain.respond(
-            state, response_to_domain(response), by=person.actor, now_ms=w.now_ms
+        decision = interactions.answer(
+            interaction_state(row),
+            response_to_domain(response),
+            by=person.actor,
+            now_ms=w.now_ms,
         )
-    if not outcome.changed:
+    if isinstance(decision, pending.NoOp):
         return Recorded(None, row)
-    answer = outcome.state.response
+    if isinstance(decision, pending.Refused) and decision.reason == "cancelled":
+        raise withdrawn(row)
+    if isinstance(decision, pending.Refused) and decision.record_expiry:
+        result = expire_interaction(w, row)
+        refusal = Conflict(
+            "This request expired before your answer arrived; it can no longer be answered.",
+            details={"reason": "expired"},
+        )
+        return Recorded(result, Expired(interaction_id, refusal))
+    if not isinstance(decision, pending.Record):
+        raise lineup_error(interactions.refusal(decision))
+    answer = decision.pending.answer
     assert answer is not None
     payload = {
         "interactionId": interaction_id,
@@ -477,6 +495,18 @@ def respond(
         task_id=row.task_id,
     )
     return Recorded(result, row)
+
+
+def expire_if_due(w: Writing, workspace_id: str, interaction_id: str) -> bool:
+    """The monitor's job for one overdue interaction; one that ended meanwhile is left be."""
+    row = w.read.get_interaction(workspace_id, interaction_id)
+    if row is None:
+        return False
+    decision = pending.expire(interaction_pending(row), w.now_ms)
+    if not isinstance(decision, pending.Record):
+        return False
+    expire_interaction(w, row)
+    return True
 
 
 def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:

@@ -1,5 +1,6 @@
 """The hub's clockwork (seed 001 §7.4): silent agents go offline, their running tasks fail
-with ``agent_unreachable`` after the grace period, and overdue interactions expire.
+with ``agent_unreachable`` after the grace period, and overdue requests — interactions and
+tool calls on people's apps — expire.
 
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Protocol
 
 from lineup.hub import app_tools, commands
 from lineup.hub.agent_gateway import CLOSE_SILENT
@@ -28,6 +31,20 @@ from lineup.store import Agent, Reader, Task, idempotency, sweeps
 log = logging.getLogger("lineup.hub.monitor")
 
 KEY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
+
+
+class Overdue(Protocol):
+    """A pending request a sweep found past its time."""
+
+    @property
+    def workspace_id(self) -> str: ...
+
+    @property
+    def id(self) -> str: ...
+
+
+ExpireIfDue = Callable[[Writing, str, str], bool]
+"""Expire one request (workspace, id) if it is still open and due; says whether it did."""
 
 
 class Monitor:
@@ -103,24 +120,32 @@ class Monitor:
                 )
 
     async def expire_interactions(self, now_ms: int) -> None:
+        """Interactions whose ``expiresAt`` passed unanswered expire."""
         overdue = await self.hub.store.read(
             lambda r: sweeps.overdue_interactions(r.connection, now_ms)
         )
-        for row in overdue:
-
-            def job(w: Writing, ws: str = row.workspace_id, iid: str = row.id) -> None:
-                current = w.read.get_interaction(ws, iid)
-                if current is not None and current.status == "requested":
-                    commands.expire_interaction(w, current)
-
-            try:
-                await self.hub.recorder.run(job)
-            except LineupError:
-                log.exception("could not expire interaction %s", row.id)
+        await self._expire("interaction", overdue, commands.expire_if_due)
 
     async def expire_tool_calls(self, now_ms: int) -> None:
         """Tool calls whose ``timeout_ms`` passed complete with ``unavailable``."""
-        await app_tools.expire_overdue(self.hub, now_ms)
+        overdue = await self.hub.store.read(lambda r: r.overdue_tool_calls(now_ms))
+        await self._expire("tool call", overdue, app_tools.expire_if_due)
+
+    async def _expire(
+        self, what: str, overdue: Sequence[Overdue], expire_if_due: ExpireIfDue
+    ) -> int:
+        """One job per overdue request, each deciding afresh: an answer may have won."""
+        expired = 0
+        for row in overdue:
+
+            def job(w: Writing, ws: str = row.workspace_id, rid: str = row.id) -> bool:
+                return expire_if_due(w, ws, rid)
+
+            try:
+                expired += await self.hub.recorder.run(job)
+            except LineupError:
+                log.exception("could not expire %s %s", what, row.id)
+        return expired
 
     async def forget_old_idempotency_keys(self, now_ms: int) -> None:
         """HTTP Idempotency-Keys older than a day, once every few minutes."""

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from lineup import domain
+from lineup.domain import interactions, pending
 from lineup.protocol import errors
 from lineup.protocol.envelope import datetime_to_ms
 from lineup.protocol.interaction import Interaction, InteractionResponse
@@ -106,3 +107,37 @@ def interaction_state(row: records.Interaction) -> domain.InteractionState:
         responded_by=row.responded_by,
         responded_at_ms=row.responded_at,
     )
+
+
+ToolOutcome = dict[str, Any]
+"""A tool call's answer as the lifecycle sees it: ``{"result": …}`` or ``{"error": …}``."""
+
+_TOOL_CALL_STATUSES = {
+    "pending": pending.PendingStatus.OPEN,
+    "completed": pending.PendingStatus.ANSWERED,
+    "failed": pending.PendingStatus.ANSWERED,  # answered with an error
+    "expired": pending.PendingStatus.EXPIRED,
+    "cancelled": pending.PendingStatus.CANCELLED,
+}
+
+
+def tool_call_pending(row: records.ToolCallRecord) -> pending.Pending[ToolOutcome]:
+    """A tool call on a person's app as a pending request (answered once, like a card)."""
+    status = _TOOL_CALL_STATUSES[row.status]
+    outcome: ToolOutcome | None = None
+    if status is pending.PendingStatus.ANSWERED:
+        outcome = {"error": row.error} if row.error is not None else {"result": row.result}
+    return pending.Pending(
+        status=status,
+        answer=outcome,
+        answered_by=row.answered_by,
+        answered_at_ms=row.answered_at,
+        expires_at_ms=row.expires_at,
+        cancel_reason=row.cancel_reason,
+    )
+
+
+def interaction_pending(
+    row: records.Interaction,
+) -> pending.Pending[domain.InteractionResponse]:
+    return interactions.as_pending(interaction_state(row))

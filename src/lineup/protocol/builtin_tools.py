@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
-from urllib.parse import urlsplit
 
 from pydantic import Field
 
 from lineup.protocol.errors import InvalidArgument
+from lineup.protocol.fields import INPUT_FORMATS, input_problem
 from lineup.protocol.tools import (
     ActionTool,
     AppTool,
@@ -65,8 +64,6 @@ COLOR_PATTERN: Final = (
     r"^(#[0-9A-Fa-f]{3,8}|[A-Za-z]{1,32}|(rgb|rgba|hsl|hsla)\([0-9.,%\s]{1,64}\))$"
 )
 """A CSS colour: ``#rgb``, ``#rrggbb(aa)``, a name, or an ``rgb()``/``hsl()`` function."""
-
-INPUT_FORMATS: Final = ("text", "email", "url", "number", "integer")
 
 ASK_TOOLS: Final = frozenset({"choice", "confirm", "input"})
 """Built-ins a person answers; the others (``calculator``, ``canvas``) the app answers itself."""
@@ -289,28 +286,6 @@ def choice_result(options: Sequence[str], picked: str) -> dict[str, Any]:
 
 def confirm_result(confirmed: bool) -> dict[str, Any]:
     return {"message": "yes" if confirmed else "no", "confirmed": confirmed}
-
-
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_INTEGER = re.compile(r"^[+-]?\d+$")
-
-
-def input_problem(format: str | None, text: str) -> str | None:
-    """Why ``text`` is not an answer in ``format`` (a sentence for the person), or None."""
-    if not text.strip():
-        return "An answer is required."
-    if format == "email" and not _EMAIL.match(text):
-        return "Enter an email address, like name@example.com."
-    if format == "url":
-        parts = urlsplit(text)
-        if parts.scheme not in ("http", "https") or not parts.netloc or re.search(r"\s", text):
-            return "Enter a web address starting with http:// or https://."
-    if format == "number" and not (_NUMBER.match(text.strip()) and math.isfinite(float(text))):
-        return "Enter a number, like 3 or 2.5."
-    if format == "integer" and not _INTEGER.match(text.strip()):
-        return "Enter a whole number, like 3."
-    return None
 
 
 def input_result(format: str | None, text: str) -> dict[str, Any]:

@@ -6,7 +6,9 @@ Exception tree::
     ├── HubProblem                 the hub said no, with a diagnostic code and a next step
     │   ├── ConnectionRefusedByHub unauthenticated / forbidden on the WebSocket: final
     │   └── PairingFailed          the pairing code could not be redeemed
-    ├── InteractionExpired         nobody answered before the interaction's ``expires_at``
+    ├── RequestEnded               a question to a person ended without an answer
+    │   ├── InteractionExpired     nobody answered before the interaction's ``expires_at``
+    │   └── RequestWithdrawn       the hub withdrew it: its task is being cancelled
     ├── JournalMismatch            a resumed handler did not replay the steps it recorded
     └── asyncio.CancelledError
         └── TaskCancelled          a person asked to stop this task
@@ -106,7 +108,12 @@ class PairingFailed(HubProblem):
         return None
 
 
-class InteractionExpired(Exception):
+class RequestEnded(Exception):
+    """A request to a person (an interaction or a tool call) ended without an answer, and no
+    answer will come: catch this to handle every such ending in one place."""
+
+
+class InteractionExpired(RequestEnded):
     """Nobody answered the interaction before its ``expires_at``; only raised when one was set."""
 
     def __init__(self, interaction_id: str, expires_at: datetime) -> None:
@@ -115,7 +122,7 @@ class InteractionExpired(Exception):
         self.expires_at = expires_at
 
 
-class RequestWithdrawn(Exception):
+class RequestWithdrawn(RequestEnded):
     """The hub withdrew this request (an interaction or a tool call) because its task is being
     cancelled: no answer will come, and a person can no longer give one."""
 

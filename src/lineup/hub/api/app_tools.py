@@ -17,11 +17,12 @@ from fastapi import APIRouter, Query
 from pydantic import Field, ValidationError
 
 from lineup.hub import app_tools as tools
+from lineup.hub import commands
 from lineup.hub.api import responses
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.protocol import builtin_tools as builtin
-from lineup.protocol.errors import Conflict, NotFound
+from lineup.protocol.errors import NotFound
 from lineup.protocol.tools import ToolError, ToolList, ToolResult
 from lineup.store import Reader
 
@@ -146,11 +147,8 @@ async def answer(
             w, person, tool_call_id, result, device_id=body.device_id, event_id=key
         )
     )
-    if isinstance(recorded.value, tools.Expired):
-        raise Conflict(
-            "This call timed out before your answer arrived; it can no longer be answered.",
-            details={"reason": "expired", "toolCallId": tool_call_id},
-        )
+    if isinstance(recorded.value, commands.Expired):
+        raise recorded.value.refusal
     return tools.tool_call_view(recorded.value)  # the row as the answer's transaction left it
 
 

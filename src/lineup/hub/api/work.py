@@ -304,10 +304,7 @@ async def respond(
             },
         ) from None
     if isinstance(recorded.value, commands.Expired):
-        raise Conflict(
-            "This request expired before your answer arrived; it can no longer be answered.",
-            details={"reason": "expired"},
-        )
+        raise recorded.value.refusal
     return await get_interaction(interaction_id, hub, person)
 
 
