@@ -30,7 +30,6 @@ from lineup.sdk._answers import Answered, Approval, Choice, InputAnswer, Review
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home, default_credentials_path
 from lineup.sdk._context import MessageContext, TaskContext
-from lineup.sdk._core import MessageHandler, TaskHandler
 from lineup.sdk._direct import (
     DirectEndpoint,
     DirectModeError,
@@ -49,6 +48,7 @@ from lineup.sdk._errors import (
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
+from lineup.sdk._settings import MessageHandler, TaskHandler
 from lineup.sdk._tools import Calculator, Canvas, CanvasTool, ToolReply, Tools
 from lineup.sdk._transport import (
     Connection,

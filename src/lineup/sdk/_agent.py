@@ -15,8 +15,9 @@ from lineup import __version__
 from lineup.protocol.ids import new_id
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home
-from lineup.sdk._core import Core, MessageHandler, Settings, TaskHandler
+from lineup.sdk._core import Core
 from lineup.sdk._direct import DirectEndpoint
+from lineup.sdk._settings import MessageHandler, Settings, TaskHandler
 from lineup.sdk._state import StateStore
 from lineup.sdk._tools import ToolRuntime, Tools
 from lineup.sdk._transport import Transport, WebSocketTransport

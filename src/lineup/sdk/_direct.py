@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from lineup.sdk._core import Settings
+    from lineup.sdk._settings import Settings
 
 logger = logging.getLogger("lineup.sdk")
 
