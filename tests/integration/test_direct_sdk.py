@@ -1,8 +1,9 @@
 """Direct mode through the SDK (seed 000 §3.1): the same handler code runs against a
 hub and in direct mode, and only the configuration says which — with real sockets.
 
-In hub mode the hub runs in-process on a free port and the agent pairs with it; in direct
-mode the agent's own ``run()`` serves LineUp and a person opens it with the token. Either
+Both sides run the agent the same way, ``lineup.direct.run(agent)``. In hub mode the hub
+runs in-process on a free port and the agent pairs with it; in direct mode the agent's own
+process serves LineUp and a person opens it with the token. Either
 way the person creates a task, the agent reports progress and asks for an approval, the
 person approves, and the task succeeds with the handler's summary.
 """
@@ -24,6 +25,7 @@ import httpx
 import pytest
 import uvicorn
 
+from lineup import direct
 from lineup.hub import Settings, create_app
 from lineup.sdk import (
     Agent,
@@ -189,7 +191,7 @@ async def test_the_same_handlers_run_against_a_hub(tmp_path: Path) -> None:
 
         agent = build_agent(AgentConfig.load(tmp_path / "creds.json"), tmp_path / "state")
         assert agent.config == config and agent.config.mode == "hub"
-        running = asyncio.create_task(agent.run())
+        running = asyncio.create_task(direct.run(agent))
         try:
             await the_story(person, config.agent_id)
         finally:
@@ -210,7 +212,7 @@ async def test_the_same_handlers_run_in_direct_mode_from_configuration_alone(
 
     agent = build_agent(AgentConfig.load(path), tmp_path / "state")
     assert agent.config.mode == "direct"
-    running = asyncio.create_task(agent.run())
+    running = asyncio.create_task(direct.run(agent))
     try:
         endpoint = await asyncio.wait_for(agent.serving(), DEADLINE)
         assert agent.direct_endpoint == endpoint
@@ -250,5 +252,17 @@ async def test_a_busy_port_is_a_clear_error_and_leaves_nothing_behind(
         )
         agent = build_agent(config, tmp_path / "state")
         with pytest.raises(DirectModeError, match=f"Cannot listen on 127.0.0.1:{port}"):
-            await asyncio.wait_for(agent.run(), DEADLINE)
+            await asyncio.wait_for(direct.run(agent), DEADLINE)
     assert list(scratch.iterdir()) == []
+
+
+async def test_a_direct_mode_agent_run_without_a_host_says_how_to_run_it(
+    tmp_path: Path,
+) -> None:
+    config = AgentConfig.from_json(
+        {"mode": "direct", "host": "127.0.0.1", "port": 0, "token": TOKEN}
+    )
+    agent = build_agent(config, tmp_path / "state")
+    with pytest.raises(DirectModeError, match=r"lineup\.direct\.run\(agent\)"):
+        await agent.run()
+    assert not (tmp_path / "state").exists()

@@ -27,8 +27,7 @@ from lineup.hub.config import DirectMode, Settings
 from lineup.protocol.ids import new_id
 
 if TYPE_CHECKING:
-    from lineup.sdk import AgentConfig
-    from lineup.sdk._direct import DirectOptions
+    from lineup.sdk import AgentConfig, DirectOptions
 
 log = logging.getLogger("lineup.direct")
 

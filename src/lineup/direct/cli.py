@@ -76,8 +76,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from lineup.sdk import AgentConfig, ConnectionRefusedByHub
-    from lineup.sdk._direct import DirectModeError, DirectOptions, new_direct_token
+    from lineup.direct import run as run_agent
+    from lineup.sdk import (
+        AgentConfig,
+        ConnectionRefusedByHub,
+        DirectModeError,
+        DirectOptions,
+        new_direct_token,
+    )
 
     logging.basicConfig(
         level=str(args.log_level).upper(),
@@ -106,7 +112,7 @@ async def main(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):  # not on Windows
                 loop.add_signal_handler(signum, agent.stop)
-        running = asyncio.create_task(agent.run(), name="lineup-direct")
+        running = asyncio.create_task(run_agent(agent), name="lineup-direct")
         serving = asyncio.create_task(agent.serving(), name="lineup-direct-serving")
         await asyncio.wait({running, serving}, return_when=asyncio.FIRST_COMPLETED)
         if serving.done() and not serving.cancelled() and serving.exception() is None:

@@ -1,8 +1,10 @@
 """The agents' WebSocket (seed 001 §7.1, §7.4, §10): one outbound connection per agent.
 
 Handshake: bearer credential → ``agent.hello`` → ack + ``agent.welcome`` → replay of the
-downlink the agent missed → live. Every inbound frame gets exactly one answer (ack or error);
-nothing an agent sends can crash the connection or the hub.
+downlink the agent missed → live. The rules of that exchange, the answers to what cannot be
+handled and the close codes are :class:`~lineup.protocol.session.HubSession`'s; this module
+does the I/O around it and dispatches events to the commands. Every inbound frame gets
+exactly one answer (ack or error); nothing an agent sends can crash the connection or the hub.
 """
 
 from __future__ import annotations
@@ -25,95 +27,81 @@ from lineup.hub.presence import AgentLink
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
-from lineup.protocol.codec import (
-    Decoded,
-    Ignored,
-    Rejected,
-    decode_frame,
-    encode,
-    refuse_binary,
-)
+from lineup.protocol.codec import encode
 from lineup.protocol.envelope import Envelope, fingerprint, ms_to_datetime
-from lineup.protocol.errors import (
-    Forbidden,
-    InvalidArgument,
-    LineupError,
-    Unauthenticated,
-    UnknownResult,
+from lineup.protocol.errors import InvalidArgument, LineupError, Unauthenticated, UnknownResult
+from lineup.protocol.frames import ErrorFrame
+from lineup.protocol.session import (
+    HELLO_TIMEOUT,
+    CloseCode,
+    EventReceived,
+    HelloReceived,
+    HubSession,
 )
-from lineup.protocol.frames import Ack, ErrorFrame
-from lineup.protocol.ids import new_id
 from lineup.store import StoredEvent
 
 log = logging.getLogger("lineup.hub.agents")
 
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_FORBIDDEN = 4403
-CLOSE_BAD_HANDSHAKE = 4400
-CLOSE_REPLACED = 4409
-CLOSE_SILENT = 4408
-CLOSE_REVOKED = 4410
-HELLO_TIMEOUT = 10.0
 IN_FLIGHT = 256
 
 
 class AgentConnection:
+    """The socket's I/O around a :class:`~lineup.protocol.session.HubSession`: reads feed
+    the session, what it queues is sent under one lock, the close it asks for is made."""
+
     def __init__(self, hub: HubState, socket: WebSocket, identity: AgentIdentity) -> None:
         self.hub = hub
         self.socket = socket
         self.identity = identity
+        self.session = HubSession(identity.workspace_id)
         self._send_lock = asyncio.Lock()
         self.link: AgentLink | None = None
         self.connected_sequence: int | None = None  # our agent.connected
         self._conversations: dict[str, str | None] = {}
 
-    async def send_text(self, text: str) -> None:
-        async with self._send_lock:
-            await self.socket.send_text(text)
+    async def flush(self) -> None:
+        """Send what the session queued (taken before the first ``await``, so each caller
+        sends its own frames, in the order the lock grants), then any close it asked for."""
+        frames = self.session.frames_to_send()
+        close = self.session.close_to_send()
+        for frame in frames:
+            if isinstance(frame, ErrorFrame):  # errors by code
+                self.hub.metrics.error(str(frame.code), "agent_ws")
+        if frames:
+            async with self._send_lock:
+                for frame in frames:
+                    await self.socket.send_text(encode(frame))
+        if close is not None:
+            await self.close(close.code, close.reason)
 
-    async def answer(self, frame: Ack | ErrorFrame) -> None:
-        if isinstance(frame, ErrorFrame):  # errors by code
-            self.hub.metrics.error(str(frame.code), "agent_ws")
-        await self.send_text(encode(frame))
+    async def send_event(self, envelope: Envelope) -> None:
+        self.session.send_event(envelope)
+        await self.flush()
 
     async def close(self, code: int, reason: str) -> None:
         if self.socket.application_state is WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
                 await self.socket.close(code, reason)
 
-    # --- handshake ---------------------------------------------------------------------
-
     async def handshake(self) -> ev.AgentHello | None:
         """The first frame must be the agent's hello; any other first frame is answered with
         an error naming its id, like every frame, before the connection closes."""
+        session = self.session
         try:
             message = await asyncio.wait_for(self.socket.receive(), HELLO_TIMEOUT)
         except TimeoutError:
-            await self._refuse(InvalidArgument("Send agent.hello first."), CLOSE_BAD_HANDSHAKE)
+            session.hello_timed_out()
+            await self.flush()
             return None
         if message["type"] == "websocket.disconnect":
             raise WebSocketDisconnect(message.get("code", 1000))
         raw = message.get("text")
-        result = refuse_binary() if raw is None else decode_frame(raw, ev.Sender.AGENT)
-        if isinstance(result, Rejected):
-            await self.answer(result.error)
-            await self.close(CLOSE_BAD_HANDSHAKE, "bad hello")
+        events = session.receive_frame(b"" if raw is None else raw)
+        received = next((e for e in events if isinstance(e, HelloReceived)), None)
+        if received is None:
+            await self.flush()
             return None
-        if not isinstance(result, Decoded) or result.envelope.type != "agent.hello":
-            await self._refuse(
-                InvalidArgument("The first frame must be agent.hello."),
-                CLOSE_BAD_HANDSHAKE,
-                result.envelope.id,
-            )
-            return None
-        if result.envelope.workspace_id != self.identity.workspace_id:
-            await self._refuse(
-                Forbidden("This credential belongs to another workspace."),
-                CLOSE_FORBIDDEN,
-                result.envelope.id,
-            )
-            return None
-        hello: ev.AgentHello = result.payload
+        hello: ev.AgentHello = received.hello
         identity = self.identity
 
         def connect(w: Writing) -> Recorded:
@@ -124,48 +112,28 @@ class AgentConnection:
 
         recorded = await self.hub.recorder.run(connect, lane=identity.actor)
         self.connected_sequence = recorded.sequence
-        await self.answer(Ack(id=result.envelope.id, sequence=recorded.sequence))
+        session.acknowledge_hello(recorded.sequence)
+        await self.flush()
         return hello
 
-    async def _refuse(self, error: LineupError, code: int, envelope_id: str | None = None) -> None:
-        await self.answer(ErrorFrame.from_error(error, envelope_id))
-        await self.close(code, error.message[:120])
-
-    async def welcome(self) -> int:
-        latest = await self.hub.store.last_sequence(self.identity.workspace_id)
-        settings = self.hub.settings
-        frame = Envelope(
-            id=new_id("evt"),
-            type="agent.welcome",
-            occurred_at=ms_to_datetime(self.hub.clock()),
-            workspace_id=self.identity.workspace_id,
-            payload=ev.AgentWelcome(
-                agent_id=self.identity.agent_id,
-                workspace_id=self.identity.workspace_id,
-                heartbeat_interval_ms=int(settings.heartbeat_interval * 1000),
-                latest_sequence=latest,
-            ).wire(),
+    async def welcome(self, hello: ev.AgentHello) -> int:
+        """Welcome the agent (and tell it to resync if what it missed is gone); the
+        sequence to replay after."""
+        ws = self.identity.workspace_id
+        latest = await self.hub.store.last_sequence(ws)
+        after = hello.last_sequence or 0
+        # the earliest kept event matters only when the agent missed some
+        first = await self.hub.store.first_sequence(ws) if after < latest else None
+        after = self.session.accept(
+            agent_id=self.identity.agent_id,
+            heartbeat_interval_ms=int(self.hub.settings.heartbeat_interval * 1000),
+            last_sequence=after,
+            latest_sequence=latest,
+            earliest_sequence=first,
+            now=ms_to_datetime(self.hub.clock()),
         )
-        await self.send_text(encode(frame))
-        return latest
-
-    async def resync_if_needed(self, after: int, latest: int) -> int:
-        first = await self.hub.store.first_sequence(self.identity.workspace_id)
-        if first is None or after + 1 >= first or after >= latest:
-            return after
-        frame = Envelope(
-            id=new_id("evt"),
-            type="system.resync_required",
-            occurred_at=ms_to_datetime(self.hub.clock()),
-            workspace_id=self.identity.workspace_id,
-            payload=ev.SystemResyncRequired(
-                reason="The events after your lastSequence are no longer kept.",
-                earliest_sequence=first,
-                latest_sequence=latest,
-            ).wire(),
-        )
-        await self.send_text(encode(frame))
-        return latest
+        await self.flush()
+        return after
 
     # --- downlink ----------------------------------------------------------------------
 
@@ -179,16 +147,16 @@ class AgentConnection:
             and event.sequence > self.connected_sequence
         ):
             if event.type == "agent.revoked":
-                await self.close(CLOSE_REVOKED, "revoked")
+                await self.close(CloseCode.REVOKED, "revoked")
             elif event.type == "agent.connected":
-                await self.close(CLOSE_REPLACED, "replaced by a newer connection")
+                await self.close(CloseCode.REPLACED, "replaced by a newer connection")
             elif event.payload.get("status") == "offline":
-                await self.close(CLOSE_SILENT, "recorded offline")
+                await self.close(CloseCode.SILENT, "recorded offline")
             return False
         frame = for_agent(event, self.identity.agent_id)
         if frame is None:
             return False
-        await self.send_text(encode(frame))
+        await self.send_event(frame)
         return True
 
     # --- uplink ------------------------------------------------------------------------
@@ -217,6 +185,7 @@ class AgentConnection:
             while True:
                 raw = await self.socket.receive()
                 if raw["type"] == "websocket.disconnect":
+                    self.session.receive_close(raw.get("code"), raw.get("reason") or "")
                     return
                 data = raw.get("text")
                 if data is None:
@@ -233,22 +202,17 @@ class AgentConnection:
                 await asyncio.wait(pending, timeout=5)
 
     async def handle_frame(self, raw: str | bytes) -> None:
-        result = refuse_binary() if isinstance(raw, bytes) else decode_frame(raw, ev.Sender.AGENT)
-        if isinstance(result, Rejected):
-            await self.answer(result.error)
-            return
-        if isinstance(result, Ignored):
-            await self.answer(Ack(id=result.envelope.id, ignored=True, warnings=[result.warning]))
-            return
-        envelope = result.envelope
-        warnings = [f"unknown field {f!r} ignored" for f in result.unknown_fields] or None
+        for event in self.session.receive_frame(raw):
+            if isinstance(event, EventReceived):
+                self._answer(event, await self._handle(event))
+        await self.flush()
+
+    async def _handle(self, event: EventReceived) -> Recorded | LineupError:
+        envelope = event.envelope
         try:
-            if envelope.workspace_id != self.identity.workspace_id:
-                raise Forbidden("Events may only be sent to the agent's own workspace.")
-            recorded = await self.dispatch(envelope, result.payload)
+            return await self.dispatch(envelope, event.payload)
         except LineupError as exc:
-            await self.answer(ErrorFrame.from_error(exc, envelope.id))
-            return
+            return exc
         except Exception:
             log.exception(
                 "agent %s: %s failed",
@@ -260,16 +224,19 @@ class AgentConnection:
                     "workspace_id": self.identity.workspace_id,
                 },
             )
-            error = UnknownResult("The hub failed to process this event; its outcome is unknown.")
-            await self.answer(ErrorFrame.from_error(error, envelope.id))
+            return UnknownResult("The hub failed to process this event; its outcome is unknown.")
+
+    def _answer(self, event: EventReceived, outcome: Recorded | LineupError) -> None:
+        envelope_id = event.envelope.id
+        if isinstance(outcome, LineupError):
+            self.session.fail(envelope_id, outcome)
             return
-        await self.answer(
-            Ack(
-                id=envelope.id,
-                sequence=recorded.sequence,
-                duplicate=recorded.duplicate,
-                warnings=warnings,
-            )
+        warnings = [f"unknown field {f!r} ignored" for f in event.unknown_fields] or None
+        self.session.answer(
+            envelope_id,
+            sequence=outcome.sequence,
+            duplicate=outcome.duplicate,
+            warnings=warnings,
         )
 
     async def _conversation_of(self, task_id: str) -> str | None:
@@ -297,7 +264,7 @@ class AgentConnection:
             return Recorded(None)
         if kind == "tool.list":  # a query, answered by a tool.list frame
             answer = await app_tools.answer_query(self.hub, agent, envelope, payload)
-            await self.send_text(encode(answer))
+            await self.send_event(answer)
             return Recorded(None)
         handler = _HANDLERS.get(kind)
         if handler is None:
@@ -350,7 +317,7 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
         identity = await authenticate_agent(hub, authorization)
     except Unauthenticated as exc:
         await socket.send_text(encode(ErrorFrame.from_error(exc)))
-        await socket.close(CLOSE_UNAUTHENTICATED, "unauthenticated")
+        await socket.close(CloseCode.UNAUTHENTICATED, "unauthenticated")
         return
     connection = AgentConnection(hub, socket, identity)
     try:
@@ -362,9 +329,8 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
         connection.link = link
         previous = hub.presence.attach(link)
         if previous is not None:
-            await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
-        latest = await connection.welcome()
-        after = await connection.resync_if_needed(hello.last_sequence or 0, latest)
+            await previous.close(CloseCode.REPLACED, "replaced by a newer connection")
+        after = await connection.welcome(hello)
         del hello  # not kept for the connection's life
         follower = Follower(
             hub.store,

@@ -33,12 +33,10 @@ from lineup.protocol.envelope import (
 from lineup.protocol.errors import Forbidden, InvalidArgument, LineupError, Unauthenticated
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
+from lineup.protocol.session import CloseCode
 from lineup.store import StoredEvent
 
 log = logging.getLogger("lineup.hub.clients")
-
-CLOSE_POLICY = 4403
-CLOSE_UNAUTHENTICATED = 4401
 
 
 def origin_allowed(hub: HubState, socket: WebSocket) -> bool:
@@ -54,7 +52,7 @@ def origin_allowed(hub: HubState, socket: WebSocket) -> bool:
 
 async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> None:
     if not origin_allowed(hub, socket):
-        await socket.close(CLOSE_POLICY, "origin not allowed")
+        await socket.close(CloseCode.FORBIDDEN, "origin not allowed")
         return
     await socket.accept()
     try:
@@ -62,7 +60,7 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
         person = await person_in(hub, signed.user, workspace_id)
     except LineupError as exc:
         await socket.send_text(encode(ErrorFrame.from_error(exc)))
-        code = CLOSE_UNAUTHENTICATED if exc.code == "unauthenticated" else CLOSE_POLICY
+        code = CloseCode.UNAUTHENTICATED if exc.code == "unauthenticated" else CloseCode.FORBIDDEN
         await socket.close(code, exc.message[:120])
         return
     lock = asyncio.Lock()
@@ -77,7 +75,7 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
         ended = Unauthenticated("Your session has ended; sign in again.")
         with contextlib.suppress(Exception):
             await send(encode(ErrorFrame.from_error(ended)))
-            await socket.close(CLOSE_UNAUTHENTICATED, ended.message)
+            await socket.close(CloseCode.UNAUTHENTICATED, ended.message)
 
     def session_ended() -> None:
         forget()  # it leaves the registry now; the close handshake takes what it takes

@@ -19,6 +19,7 @@ from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock
 from lineup.hub.secret_keys import key_file, reseal_stored
 from lineup.hub.state import HubState
+from lineup.protocol.session import CloseCode
 from lineup.store import Store
 from lineup.store.sealed import Keyring
 
@@ -60,7 +61,7 @@ def hub_lifespan(
                     await notifier
             for link in hub.presence.links():
                 with contextlib.suppress(Exception):
-                    await link.close(1012, "hub restarting")
+                    await link.close(CloseCode.HUB_RESTARTING, "hub restarting")
             await hub.cluster.stop()
             with contextlib.suppress(Exception):
                 await store.flush()

@@ -21,11 +21,11 @@ from functools import partial
 from typing import Protocol
 
 from lineup.hub import app_tools, commands
-from lineup.hub.agent_gateway import CLOSE_SILENT
 from lineup.hub.cluster import MONITOR_LEASE
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol.errors import LineupError
+from lineup.protocol.session import CloseCode
 from lineup.store import Agent, Reader, Task, idempotency, sweeps
 
 log = logging.getLogger("lineup.hub.monitor")
@@ -72,7 +72,7 @@ class Monitor:
         deadline = now_ms - int(self.hub.settings.offline_after * 1000) - self.lag_ms
         for link in self.hub.presence.silent_since(deadline):
             log.info("agent %s missed its heartbeats; closing", link.agent_id)
-            await link.close(CLOSE_SILENT, "heartbeats missed")
+            await link.close(CloseCode.SILENT, "heartbeats missed")
             if self.hub.presence.detach(link):
                 await self._offline(link.workspace_id, link.agent_id, link.last_beat_ms)
 

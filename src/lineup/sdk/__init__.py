@@ -21,8 +21,10 @@ event or doing anything twice.
 
 With no hub on the network, the same agent can serve LineUp itself (direct mode, seed 000
 §3.1): give it ``{"mode": "direct", "token": …}`` as its configuration, or set
-``LINEUP_MODE=direct`` and ``LINEUP_DIRECT_TOKEN``; ``run()`` then listens on port 9527 for
-people with the token. See ``docs/direct-mode.md``.
+``LINEUP_MODE=direct`` and ``LINEUP_DIRECT_TOKEN``, and run it with
+``await lineup.direct.run(agent)``, which then listens on port 9527 for people with the
+token (and connects to the hub when the configuration names one). See
+``docs/direct-mode.md``.
 """
 
 from lineup.sdk._agent import Agent
@@ -30,11 +32,12 @@ from lineup.sdk._answers import Answered, Approval, Choice, InputAnswer, Review
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home, default_credentials_path
 from lineup.sdk._context import MessageContext, TaskContext
-from lineup.sdk._core import MessageHandler, TaskHandler
 from lineup.sdk._direct import (
+    AgentHost,
     DirectEndpoint,
     DirectModeError,
     DirectOptions,
+    HostedAgent,
     new_direct_token,
 )
 from lineup.sdk._errors import (
@@ -49,6 +52,7 @@ from lineup.sdk._errors import (
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
+from lineup.sdk._settings import MessageHandler, TaskHandler
 from lineup.sdk._tools import Calculator, Canvas, CanvasTool, ToolReply, Tools
 from lineup.sdk._transport import (
     Connection,
@@ -62,6 +66,7 @@ from lineup.sdk._uploads import UploadedFile
 __all__ = [
     "Agent",
     "AgentConfig",
+    "AgentHost",
     "Answered",
     "Approval",
     "Backoff",
@@ -74,6 +79,7 @@ __all__ = [
     "DirectEndpoint",
     "DirectModeError",
     "DirectOptions",
+    "HostedAgent",
     "HubProblem",
     "InputAnswer",
     "InteractionExpired",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -15,8 +16,9 @@ from lineup import __version__
 from lineup.protocol.ids import new_id
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig, agent_home
-from lineup.sdk._core import Core, MessageHandler, Settings, TaskHandler
-from lineup.sdk._direct import DirectEndpoint
+from lineup.sdk._core import Core
+from lineup.sdk._direct import AgentHost, DirectEndpoint, DirectModeError, HostedAgent
+from lineup.sdk._settings import MessageHandler, Settings, TaskHandler
 from lineup.sdk._state import StateStore
 from lineup.sdk._tools import ToolRuntime, Tools
 from lineup.sdk._transport import Transport, WebSocketTransport
@@ -165,33 +167,54 @@ class Agent:
         self._message_handler = handler
         return handler
 
-    async def run(self) -> None:
+    async def run(self, *, host: AgentHost | None = None) -> None:
         """Connect, and serve tasks and messages until :meth:`stop` is called.
 
         Reconnects on its own after network errors (with backoff); raises
         :class:`~lineup.sdk.ConnectionRefusedByHub` if the hub refuses the credential.
         Handlers still running when it returns are resumed by the next ``run``.
 
-        In direct mode (``config.direct``, see ``docs/direct-mode.md``) it first starts
-        LineUp inside this process for people with the token, and connects to it; nothing is
-        kept or resumed after it returns. :class:`~lineup.sdk.DirectModeError` if it cannot.
+        In direct mode (``config.direct``, see ``docs/direct-mode.md``) ``host`` serves
+        LineUp inside this process for people with the token, and the agent connects to it;
+        nothing is kept or resumed after it returns. ``await lineup.direct.run(agent)``
+        passes the host LineUp ships; without one a direct-mode agent cannot run
+        (:class:`~lineup.sdk.DirectModeError`, as when the host cannot serve). A hub-mode
+        agent needs no host and ignores one.
         """
         if self._core is not None:
             raise RuntimeError("This agent is already running.")
-        # the hub runs in this process; see lineup.sdk._direct
-        if self.config.direct is not None:
-            from lineup.sdk._direct import run_direct
-
-            try:
-                await run_direct(
-                    self._settings, self.name, self._run_core, self.stop, self._now_serving
-                )
-            finally:
-                self._endpoint = None
-                if self._serving is not None:
-                    self._serving.clear()
+        if self.config.direct is None:
+            await self._run_core(self._settings)
             return
-        await self._run_core(self._settings)
+        if host is None:
+            raise DirectModeError(
+                "This agent's configuration says direct mode: it serves LineUp itself, so "
+                "run it with `await lineup.direct.run(agent)` (or `lineup direct --module "
+                "PKG.MOD:FUNC`)."
+            )
+        hosted = HostedAgent(
+            config=self.config,
+            name=self.name,
+            run=self._run_hosted,
+            stop=self.stop,
+            serving=self._now_serving,
+        )
+        try:
+            await host.serve(hosted)
+        finally:
+            self._endpoint = None
+            if self._serving is not None:
+                self._serving.clear()
+
+    async def _run_hosted(self, hub_url: str, state_path: Path) -> None:
+        """Run against the hub a host serves at ``hub_url``, with the state at ``state_path``
+        (the host's: it only means something against that hub's log)."""
+        config = replace(
+            self.config,
+            hub_url=hub_url,
+            websocket_url=hub_url.replace("http", "ws", 1) + "/ws/agent",
+        )
+        await self._run_core(replace(self._settings, config=config, state_path=state_path))
 
     async def _run_core(self, settings: Settings) -> None:
         core = Core(settings, self._task_handler, self._message_handler)

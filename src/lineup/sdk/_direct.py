@@ -1,36 +1,28 @@
-"""Direct mode (seed 000 §3.1): the agent serves LineUp itself, with no hub.
+"""Direct mode (seed 000 §3.1) as the SDK sees it: its configuration, and how it is hosted.
 
-An agent normally connects out to a hub. In direct mode :meth:`lineup.sdk.Agent.run` starts
-the hub's own application inside the agent's process, listening on ``host:port`` (9527 by
-default) for people on the same network, and connects to it over loopback with a credential
-made for this run. People open ``http://<agent-ip>:9527`` and enter the pre-shared token.
-The handlers, tools and ``ask_*`` calls are the same in both modes: only the configuration
-says which one runs (``{"mode": "direct", "token": …}`` in the credentials file, or
-``LINEUP_MODE=direct`` with ``LINEUP_DIRECT_TOKEN``).
-
-Everything the embedded hub records lives in a temporary directory that is deleted when
-``run()`` returns: there is no history beyond the agent process. The agent's own state
-(outbox, cursor, journal) lives there too, since it only has meaning against that log.
+An agent normally connects out to a hub. In direct mode it serves LineUp itself: a *host*
+in the agent's own process — :func:`lineup.direct.run` provides one, the hub's application
+embedded — listens for people on ``host:port`` (9527 by default) with a pre-shared token, and
+the agent connects to it over loopback. The SDK knows nothing of the hub: it hands the host a
+:class:`HostedAgent` (how to run, stop and announce the agent) through the small
+:class:`AgentHost` protocol. The configuration says which mode runs (``{"mode": "direct",
+"token": …}`` in the credentials file, or ``LINEUP_MODE=direct`` with
+``LINEUP_DIRECT_TOKEN``); the handlers, tools and ``ask_*`` calls are the same in both.
 """
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import logging
 import os
 import re
 import secrets
-import socket
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from lineup.sdk._core import Settings
-
-logger = logging.getLogger("lineup.sdk")
+    from lineup.sdk._config import AgentConfig
 
 DEFAULT_HOST = "0.0.0.0"  # noqa: S104 - direct mode is for phones on the same network
 DEFAULT_PORT = 9527
@@ -150,142 +142,46 @@ class DirectEndpoint:
         return tuple(f"{url}/#token={quote(token, safe='')}" for url in self.urls)
 
 
-def people_urls(host: str, port: int) -> tuple[str, ...]:
-    """How people reach a server bound to ``host:port``: the LAN address first."""
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104
-        hosts = [h for h in (_lan_address(), "127.0.0.1") if h]
-    elif host == "localhost":
-        hosts = ["127.0.0.1"]
-    else:
-        hosts = [host]
-    return tuple(f"http://{_url_host(h)}:{port}" for h in dict.fromkeys(hosts))
-
-
-def loopback_host(host: str) -> str:
-    """The address this process uses to reach its own server bound to ``host``."""
-    if host in ("0.0.0.0", "", "localhost"):  # noqa: S104
-        return "127.0.0.1"
-    if host == "::":
-        return "::1"
-    return host
-
-
-def _url_host(host: str) -> str:
-    try:
-        return f"[{host}]" if ipaddress.ip_address(host).version == 6 else host
-    except ValueError:
-        return host
-
-
-def _lan_address() -> str | None:
-    """This machine's address on its default route (no packet is sent)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect(("10.255.255.255", 1))
-        address = str(probe.getsockname()[0])
-    except OSError:
-        return None
-    finally:
-        probe.close()
-    return None if address.startswith("127.") or address == "0.0.0.0" else address  # noqa: S104
-
-
-def _default_person() -> str:
-    try:
-        import getpass
-
-        return getpass.getuser() or "you"
-    except Exception:
-        return "you"
-
-
 class DirectModeError(RuntimeError):
     """Direct mode could not start or its embedded server stopped (the message says why)."""
 
 
-async def run_direct(
-    settings: Settings,
-    agent_name: str,
-    run_core: Callable[[Settings], Coroutine[Any, Any, None]],
-    stop_core: Callable[[], None],
-    on_serving: Callable[[DirectEndpoint], None],
-) -> None:
-    """Serve LineUp from this process and run the agent against it until it stops."""
-    from lineup.direct import EmbeddedHub  # the hub's code loads only in direct mode
+@dataclass(frozen=True, slots=True)
+class HostedAgent:
+    """What an agent hands the host that serves its LineUp (see :class:`AgentHost`).
 
-    options = settings.config.direct
-    assert options is not None
-    hub = EmbeddedHub.for_agent(
-        settings.config,
-        options,
-        agent_name=agent_name,
-        person_name=options.person_name or _default_person(),
-    )
-    try:
-        try:
-            hub.bind()
-        except OSError as exc:
-            raise DirectModeError(
-                f"Cannot listen on {options.host}:{options.port} ({exc.strerror or exc}). "
-                "Is another program using that port? Choose another one."
-            ) from None
-        base = f"http://{_url_host(loopback_host(options.host))}:{hub.port}"
-        config = replace(
-            settings.config,
-            hub_url=base,
-            websocket_url=base.replace("http://", "ws://", 1) + "/ws/agent",
-        )
-        runtime = replace(settings, config=config, state_path=hub.directory / "agent" / "state.db")
-        server = await hub.start()
-        core = asyncio.create_task(run_core(runtime), name="lineup-direct-agent")
-        serving = asyncio.create_task(hub.wait_serving(), name="lineup-direct-ready")
-        try:
-            done, _ = await asyncio.wait({core, serving}, return_when=asyncio.FIRST_COMPLETED)
-            if serving in done and serving.exception() is None:
-                endpoint = DirectEndpoint(
-                    options.host, hub.port, people_urls(options.host, hub.port)
-                )
-                logger.info(
-                    "direct mode: LineUp for %s is at %s (open it and enter the token)",
-                    agent_name,
-                    ", ".join(endpoint.urls),
-                )
-                on_serving(endpoint)
-            elif serving in done:
-                await _end(core, stop_core)
-                raise DirectModeError(
-                    f"The direct-mode server did not start: {serving.exception()}"
-                )
-            finished, _ = await asyncio.wait({core, server}, return_when=asyncio.FIRST_COMPLETED)
-            if core not in finished:
-                await _end(core, stop_core)
-                raise DirectModeError("The direct-mode server stopped; the agent stopped with it.")
-            await core
-        finally:
-            serving.cancel()
-            if not core.done():
-                await _end(core, stop_core)
-    finally:
-        await hub.stop()
+    ``run(hub_url, state_path)`` runs the agent against the hub at ``hub_url`` with its state
+    file at ``state_path`` until it stops (``stop()`` asks it to); ``serving(endpoint)`` tells
+    the agent where people can open it, for :meth:`lineup.sdk.Agent.serving`.
+    """
+
+    config: AgentConfig
+    name: str
+    run: Callable[[str, Path], Coroutine[Any, Any, None]]
+    stop: Callable[[], None]
+    serving: Callable[[DirectEndpoint], None]
 
 
-async def _end(core: asyncio.Task[None], stop_core: Callable[[], None]) -> None:
-    """Stop the agent gently; cancel it if it does not stop (or had not started yet)."""
-    stop_core()
-    await asyncio.wait({core}, timeout=10.0)
-    if not core.done():
-        core.cancel()
-    await asyncio.gather(core, return_exceptions=True)
+@runtime_checkable
+class AgentHost(Protocol):
+    """Serves a direct-mode agent's LineUp from the agent's own process.
+
+    ``lineup.direct.DirectHost`` is the one LineUp ships: ``await lineup.direct.run(agent)``.
+    """
+
+    async def serve(self, agent: HostedAgent) -> None:
+        """Serve until the agent stops; raise :class:`DirectModeError` if serving fails."""
+        ...
 
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "AgentHost",
     "DirectEndpoint",
     "DirectModeError",
     "DirectOptions",
+    "HostedAgent",
     "check_direct_token",
     "new_direct_token",
-    "people_urls",
-    "run_direct",
 ]

@@ -21,12 +21,6 @@ from lineup import __version__
 from lineup.protocol.errors import ErrorCode
 from lineup.sdk._errors import ConnectionRefusedByHub
 
-#: Close codes a hub uses to refuse an agent: 4000 + the HTTP status of the error code.
-REFUSAL_CLOSE_CODES: Mapping[int, ErrorCode] = {
-    4401: ErrorCode.UNAUTHENTICATED,
-    4403: ErrorCode.FORBIDDEN,
-}
-
 
 class TransportError(Exception):
     """The connection could not be opened; worth trying again later."""

@@ -33,6 +33,7 @@ from lineup.sdk import (
     Agent,
     AgentConfig,
     ConnectionRefusedByHub,
+    DirectModeError,
     MessageContext,
     PairingFailed,
     TaskContext,
@@ -152,6 +153,9 @@ async def main(argv: list[str] | None = None) -> int:
     except ConnectionRefusedByHub as refusal:
         logger.error("%s", refusal)
         return 3
+    except DirectModeError as problem:  # `lineup direct` serves the demo agent that way
+        logger.error("%s", problem)
+        return 2
     return 0
 
 

@@ -1,5 +1,8 @@
 """An in-memory hub that speaks the agent gateway protocol, for the SDK's tests.
 
+The handshake, the answers to what cannot be read and the close codes are the real hub's:
+each connection wraps a :class:`~lineup.protocol.session.HubSession`.
+
 It is also the SDK's :class:`~lineup.sdk.Transport`: ``connect`` opens an in-memory
 connection whose frames the hub handles as it receives them. What it does, as the real hub:
 
@@ -33,13 +36,20 @@ from typing import Any
 
 import httpx
 
-from lineup.protocol import Sender, decode_frame, encode
+from lineup.protocol import encode
 from lineup.protocol.builtin_tools import BUILTIN_DEFINITIONS
-from lineup.protocol.codec import Ignored, Rejected
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import RETRYABLE, ErrorCode
+from lineup.protocol.events import AgentHello
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
+from lineup.protocol.session import (
+    CloseCode,
+    EventReceived,
+    FrameRefused,
+    HelloReceived,
+    HubSession,
+)
 from lineup.sdk import TransportClosed
 
 WORKSPACE = "ws_test"
@@ -51,8 +61,18 @@ class FakeConnection:
     def __init__(self, hub: FakeHub) -> None:
         self.hub = hub
         self.inbox: asyncio.Queue[str | TransportClosed] = asyncio.Queue()
+        self.session = HubSession(hub.workspace_id)
         self.closed = False
         self.welcomed = False
+
+    def flush(self) -> None:
+        """Deliver what the session queued; make the close it asked for."""
+        for data in self.session.data_to_send():
+            if not self.closed:
+                self.inbox.put_nowait(data)
+        close = self.session.close_to_send()
+        if close is not None:
+            self.shut(close.code, close.reason)
 
     async def send(self, text: str) -> None:
         if self.closed:
@@ -71,6 +91,7 @@ class FakeConnection:
         self.shut(1000, "closed by the agent")
 
     def push(self, frame: Envelope | Ack | ErrorFrame) -> None:
+        """A frame the session does not make (a test's own)."""
         if not self.closed:
             self.inbox.put_nowait(encode(frame))
 
@@ -168,39 +189,42 @@ class FakeHub:
                     },
                 )
             )
-            connection.shut(4401, "unauthenticated")
+            connection.shut(CloseCode.UNAUTHENTICATED, "unauthenticated")
         return connection
 
     # --- what the hub does with a frame ---------------------------------------------------
 
     def handle(self, connection: FakeConnection, text: str) -> None:
-        result = decode_frame(text, Sender.AGENT)
-        if isinstance(result, Rejected):
-            self.rejected.append(result.error)
-            connection.push(result.error)
-            self.notify()
-            return
-        if isinstance(result, Ignored):
-            connection.push(Ack(id=result.envelope.id, ignored=True))
-            return
-        envelope = result.envelope
-        self.received.append(envelope)
-        if envelope.type == "agent.hello":
-            self._hello(connection, envelope)
-        elif envelope.type == "agent.heartbeat":
+        session = connection.session
+        for event in session.receive_frame(text):
+            if isinstance(event, HelloReceived):
+                self.received.append(event.envelope)
+                self.hellos.append(dict(event.envelope.payload))
+                self._hello(connection, event.hello)
+            elif isinstance(event, FrameRefused):
+                self.rejected.append(event.error)
+            elif isinstance(event, EventReceived):
+                self.received.append(event.envelope)
+                self._event(connection, event.envelope)
+        connection.flush()
+        self.notify()
+
+    def _event(self, connection: FakeConnection, envelope: Envelope) -> None:
+        session = connection.session
+        if envelope.type == "agent.heartbeat":
             self.heartbeats.append(datetime.now(UTC))
-            connection.push(Ack(id=envelope.id))
+            session.answer(envelope.id)
         elif envelope.type == "message.delta":
             self.deltas.append(envelope)
-            connection.push(Ack(id=envelope.id))
+            session.answer(envelope.id)
         elif envelope.type == "tool.list":  # a query, never recorded
             self.tool_queries.append(envelope)
             answer = self._envelope("tool.list", {"tools": self.tool_catalogue})
-            connection.push(answer.model_copy(update={"correlation_id": envelope.id}))
-            connection.push(Ack(id=envelope.id))
+            session.send_event(answer.model_copy(update={"correlation_id": envelope.id}))
+            session.answer(envelope.id)
         elif envelope.id in self.seen:
             self.duplicates.append(envelope)
-            connection.push(Ack(id=envelope.id, sequence=self.seen[envelope.id], duplicate=True))
+            session.answer(envelope.id, sequence=self.seen[envelope.id], duplicate=True)
         elif self.refuse.get(envelope.type):
             code = self.refuse[envelope.type].pop(0)
             connection.push(
@@ -220,39 +244,22 @@ class FakeHub:
                 self.drop_after[envelope.type] -= 1
                 connection.shut(1006, "dropped by the test before the ack")
             else:
-                connection.push(Ack(id=envelope.id, sequence=self.sequence))
-        self.notify()
+                session.answer(envelope.id, sequence=self.sequence)
 
-    def _hello(self, connection: FakeConnection, hello: Envelope) -> None:
-        self.hellos.append(dict(hello.payload))
-        connection.push(Ack(id=hello.id))
-        connection.push(
-            self._envelope(
-                "agent.welcome",
-                {
-                    "agentId": self.agent_id,
-                    "workspaceId": self.workspace_id,
-                    "heartbeatIntervalMs": self.heartbeat_interval_ms,
-                    "latestSequence": self.sequence,
-                },
-            )
+    def _hello(self, connection: FakeConnection, hello: AgentHello) -> None:
+        session = connection.session
+        session.acknowledge_hello(None)
+        after = session.accept(
+            agent_id=self.agent_id,
+            heartbeat_interval_ms=self.heartbeat_interval_ms,
+            last_sequence=hello.last_sequence or 0,
+            latest_sequence=self.sequence,
+            earliest_sequence=self.earliest_sequence,
+            now=datetime.now(UTC),
         )
-        last = int(hello.payload.get("lastSequence") or 0)
-        if self.earliest_sequence is not None and last < self.earliest_sequence - 1:
-            connection.push(
-                self._envelope(
-                    "system.resync_required",
-                    {
-                        "reason": "history pruned",
-                        "earliestSequence": self.earliest_sequence,
-                        "latestSequence": self.sequence,
-                    },
-                )
-            )
-        else:
-            for event in self.log:
-                if event.sequence is not None and event.sequence > last:
-                    connection.push(event)
+        for event in self.log:
+            if event.sequence is not None and event.sequence > after:
+                session.send_event(event)
         connection.welcomed = True
 
     # --- what a test makes the hub do -----------------------------------------------------

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lineup.direct import RedactTokens
+from lineup.direct import RedactTokens, loopback_host, people_urls
 from lineup.sdk import AgentConfig, DirectEndpoint, DirectOptions, new_direct_token
-from lineup.sdk._direct import check_direct_token, loopback_host, people_urls
+from lineup.sdk._direct import check_direct_token
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 

@@ -18,15 +18,21 @@ def test_the_public_surface_names_what_agents_use():
     expected = {
         "Agent",
         "AgentConfig",
+        "AgentHost",
         "Approval",
         "Choice",
         "ConnectionRefusedByHub",
+        "DirectEndpoint",
+        "DirectModeError",
+        "DirectOptions",
+        "HostedAgent",
         "InputAnswer",
         "MessageContext",
         "Review",
         "TaskCancelled",
         "TaskContext",
         "Transport",
+        "new_direct_token",
         "pair",
     }
     assert expected <= set(lineup.sdk.__all__)
@@ -56,3 +62,19 @@ def test_a_task_cancelled_is_a_cancelled_error():
     import asyncio
 
     assert issubclass(lineup.sdk.TaskCancelled, asyncio.CancelledError)
+
+
+def test_the_sdk_imports_neither_the_hub_nor_direct_mode():
+    """An agent installs and runs without the hub's code; direct mode builds on the SDK's
+    public names, never the other way round."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, lineup.sdk, lineup.sdk.demo; "
+        "print(sorted(m for m in sys.modules if m.startswith(('lineup.hub', 'lineup.direct'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

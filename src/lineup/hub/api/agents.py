@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
 from lineup.hub import pairing
-from lineup.hub.agent_gateway import CLOSE_REVOKED
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
 from lineup.protocol.errors import NotFound
+from lineup.protocol.session import CloseCode
 from lineup.store import Reader
 
 router = APIRouter(prefix="/api", tags=["agents"])
@@ -142,7 +142,7 @@ async def revoke_agent(
     await hub.recorder.run(lambda w: pairing.revoke(w, person, agent_id, event_id=key))
     link = hub.presence.get(agent_id)
     if link is not None and link.workspace_id == person.workspace_id:
-        await link.close(CLOSE_REVOKED, "revoked")
+        await link.close(CloseCode.REVOKED, "revoked")
     return await get_agent(agent_id, hub, person)
 
 

@@ -1,0 +1,126 @@
+"""What the hub sends an agent, event by event: journaled, then handed to whoever needs it.
+
+Every downlink event carries a sequence; the state file's cursor moves past it only once
+the event is handled (a task journaled, an answer kept), so an event the agent missed or
+did not finish with is replayed after a reconnect or a restart — and one it handled
+already is skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from lineup.protocol.builtin_tools import ToolCancel
+from lineup.protocol.codec import encode
+from lineup.protocol.envelope import Envelope
+from lineup.protocol.events import (
+    InteractionCancelled,
+    InteractionExpiry,
+    InteractionResolved,
+    MessageDelivered,
+    SystemResyncRequired,
+    TaskAssigned,
+    TaskCancelRequested,
+)
+from lineup.protocol.tools import ToolList, ToolResult
+from lineup.sdk._requests import Requests
+from lineup.sdk._runners import Runners
+from lineup.sdk._state import StateStore
+
+logger = logging.getLogger("lineup.sdk")
+
+
+class Downlink:
+    """Routes each downlink event to the journal, the runners or the waiting requests."""
+
+    def __init__(
+        self, store: Callable[[], StateStore], requests: Requests, runners: Runners
+    ) -> None:
+        self._store = store
+        self.requests = requests
+        self.runners = runners
+        self.tool_lists: dict[str, list[dict[str, Any]]] = {}
+        """Answers to ``tool.list`` queries, by the query's id."""
+
+    @property
+    def store(self) -> StateStore:
+        return self._store()
+
+    def handle(self, envelope: Envelope, payload: Any) -> None:
+        sequence = envelope.sequence
+        store = self.store
+        if sequence is not None and sequence <= store.cursor:
+            logger.debug("already handled %s #%d", envelope.type, sequence)
+            return
+        if isinstance(payload, TaskAssigned):
+            self._task_assigned(envelope, payload)
+        elif isinstance(payload, InteractionResolved):
+            self.requests.resolved(envelope, payload)
+        elif isinstance(payload, InteractionExpiry):
+            self.requests.expired(payload)
+            store.advance(sequence)
+        elif isinstance(payload, InteractionCancelled):
+            self.requests.withdrawn(sequence, payload.interaction_id, payload.reason)
+        elif isinstance(payload, ToolCancel) and envelope.type == "tool.cancelled":
+            self.requests.withdrawn(sequence, payload.call_id, payload.reason)
+        elif isinstance(payload, TaskCancelRequested):
+            self._cancel_requested(envelope, payload)
+        elif isinstance(payload, MessageDelivered):
+            self._message_delivered(envelope, payload)
+        elif isinstance(payload, ToolResult):
+            self.requests.tool_result(envelope, payload)
+        elif isinstance(payload, ToolList) and envelope.correlation_id is not None:
+            self.tool_lists[envelope.correlation_id] = [t.wire() for t in payload.tools]
+        else:
+            logger.debug("nothing to do for %s", envelope.type)
+            store.advance(sequence)
+
+    def ignored(self, envelope: Envelope, warning: str) -> None:
+        """An event of a type this SDK does not know: skipped, and the cursor moves on."""
+        logger.warning("%s", warning)
+        self.store.advance(envelope.sequence)
+
+    def resync(self, payload: SystemResyncRequired) -> None:
+        logger.warning(
+            "the hub cannot replay what this agent missed (%s); continuing from sequence %s. "
+            "Tasks already journaled go on; events in between are not replayed.",
+            payload.reason,
+            payload.latest_sequence,
+        )
+        if payload.latest_sequence is not None:
+            self.store.reset_cursor(payload.latest_sequence)
+
+    def _task_assigned(self, envelope: Envelope, payload: TaskAssigned) -> None:
+        scope = payload.task_id
+        if not self.store.remember_job(envelope.sequence, scope, "task", encode(envelope)):
+            logger.debug("task %s was assigned before; ignored", scope)
+            return
+        logger.info("task %s assigned: %s", scope, payload.title)
+        job = self.store.job(scope)
+        assert job is not None
+        self.runners.start(job)
+
+    def _cancel_requested(self, envelope: Envelope, payload: TaskCancelRequested) -> None:
+        task_id = payload.task_id or envelope.task_id
+        if task_id is None:
+            logger.warning("task.cancel_requested names no task; ignored")
+            self.store.advance(envelope.sequence)
+            return
+        if not self.store.request_cancel(envelope.sequence, task_id, payload.reason):
+            logger.info("cancel requested for task %s, which is not running here", task_id)
+            return
+        logger.info("cancel requested for task %s: %s", task_id, payload.reason or "no reason")
+        self.runners.cancel(task_id, payload.reason)
+
+    def _message_delivered(self, envelope: Envelope, payload: MessageDelivered) -> None:
+        if not self.runners.handles_messages:
+            logger.debug("message %s: no message handler; skipped", payload.message_id)
+            self.store.advance(envelope.sequence)
+            return
+        scope = f"message:{payload.message_id}"
+        if self.store.remember_job(envelope.sequence, scope, "message", encode(envelope)):
+            job = self.store.job(scope)
+            assert job is not None
+            self.runners.start(job)

@@ -1,0 +1,42 @@
+"""What a running agent was configured with, and the shapes of its handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from lineup.sdk._backoff import Backoff
+from lineup.sdk._config import AgentConfig
+from lineup.sdk._context import MessageContext, TaskContext
+from lineup.sdk._transport import Transport
+from lineup.sdk._uploads import Uploader
+
+TaskHandler = Callable[[TaskContext], Awaitable[str | None]]
+MessageHandler = Callable[[MessageContext], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything an :class:`~lineup.sdk.Agent` was configured with."""
+
+    config: AgentConfig
+    state_path: Path
+    transport: Transport
+    runtime: str
+    agent_version: str
+    capabilities: tuple[str, ...] | None
+    tools: tuple[Any, ...] | None
+    heartbeat_interval: float | None
+    backoff: Backoff
+    answer_timeout: float
+    http_transport: httpx.AsyncBaseTransport | None = None
+    """For uploads (HTTP); tests pass an ``httpx.MockTransport``."""
+
+    def uploader(self) -> Uploader:
+        return Uploader(
+            self.config.hub_url, self.config.credential, self.backoff, self.http_transport
+        )
