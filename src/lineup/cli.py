@@ -95,7 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["demo-agent"]:  # its own parser takes every option
         from lineup.sdk.demo import run
 
-        return run(arguments[1:])
+        try:
+            from lineup.direct import run as run_either_mode
+        except ImportError:  # without the hub's packages: connected to a hub only
+            return run(arguments[1:])
+        return run(arguments[1:], run_agent=run_either_mode)
     parser = build_parser()
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):

@@ -26,6 +26,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,9 @@ def build_agent(
     return agent
 
 
-async def main(argv: list[str] | None = None) -> int:
+async def main(
+    argv: list[str] | None = None, *, run_agent: Callable[[Agent], Awaitable[None]] | None = None
+) -> int:
     parser = argparse.ArgumentParser(
         prog="lineup demo-agent", description=(__doc__ or "").split("\n\n")[0]
     )
@@ -149,7 +152,7 @@ async def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(NotImplementedError):  # not on Windows
             loop.add_signal_handler(signum, agent.stop)
     try:
-        await agent.run()
+        await (agent.run() if run_agent is None else run_agent(agent))
     except ConnectionRefusedByHub as refusal:
         logger.error("%s", refusal)
         return 3
@@ -159,9 +162,13 @@ async def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run(argv: list[str] | None = None) -> int:
-    """Entry point of ``lineup demo-agent``."""
-    return asyncio.run(main(argv))
+def run(
+    argv: list[str] | None = None, *, run_agent: Callable[[Agent], Awaitable[None]] | None = None
+) -> int:
+    """Entry point of ``lineup demo-agent``. ``run_agent`` runs the built agent (``Agent.run``
+    unless given: ``lineup`` passes ``lineup.direct.run``, so a direct-mode configuration
+    serves LineUp itself; the SDK cannot start the embedded hub on its own)."""
+    return asyncio.run(main(argv, run_agent=run_agent))
 
 
 if __name__ == "__main__":
