@@ -40,15 +40,7 @@ interface Pending {
 /** A recorded message.created as the messages endpoint would show it. */
 export function messageFromEvent(event: HubEvent): Message | null {
   if (event.type !== "message.created" || !event.conversationId) return null;
-  const p = event.payload as {
-    messageId?: string;
-    author?: Message["author"];
-    content?: string;
-    blocks?: Message["blocks"];
-    attachments?: Message["attachments"];
-    targetAgentId?: string;
-    taskId?: string;
-  };
+  const p = event.payload;
   if (!p.messageId || !p.author) return null;
   return {
     id: p.messageId,
@@ -291,7 +283,7 @@ function BackLink() {
 
 function authorLabel(message: Message, agentName: (id: string) => string, meId: string): string {
   if (message.author.kind === "user") return message.author.id === meId ? "You" : (message.author.name ?? "A teammate");
-  if (message.author.kind === "agent") return message.author.name ?? agentName(message.author.id);
+  if (message.author.kind === "agent") return message.author.name ?? agentName(message.author.id ?? "");
   return "LineUp";
 }
 
