@@ -3,6 +3,7 @@
 
 import { Banner, Button, Icon } from "../ui";
 import type { AnswerPhase } from "./useAnswerOnce";
+import "./card.css";
 
 export function AnswerProgress<Answer>({ phase, retry }: { phase: AnswerPhase<Answer>; retry: () => void }) {
   return (

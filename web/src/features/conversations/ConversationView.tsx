@@ -19,6 +19,7 @@ import { InteractionCard } from "../interactions/InteractionCard";
 import { DeliveryNote } from "../agents/DeliveryNote";
 import type { ToolCall } from "../../api/types";
 import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools";
+import "./conversations.css";
 
 type Item =
   | { kind: "message"; at: string; seq: number; message: Message }

@@ -19,6 +19,7 @@ import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
 import { InputActions } from "./InputActions";
 import { ReviewActions } from "./ReviewActions";
+import "./interactions.css";
 
 export interface InteractionApi {
   respond(id: string, response: InteractionResponse, key?: string): Promise<Interaction>;

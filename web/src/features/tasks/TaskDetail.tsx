@@ -25,6 +25,7 @@ import {
 import { InteractionCard } from "../interactions/InteractionCard";
 import { describeEvent, describeTaskEvent, type TimelineContext } from "./timeline";
 import { linkAttributes } from "../../lib/links";
+import "./tasks.css";
 
 const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
 
