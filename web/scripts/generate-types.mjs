@@ -72,6 +72,8 @@ function withoutPropertyTitles(schema, keepTitle = true) {
   const out = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === "title" && !keepTitle) continue;
+    // A default beside a $ref makes json-schema-to-typescript copy the referenced type.
+    if (key === "default" && "$ref" in schema) continue;
     if (key === "$defs") {
       out[key] = Object.fromEntries(Object.entries(value).map(([n, d]) => [n, withoutPropertyTitles(d, true)]));
     } else if (key === "properties") {

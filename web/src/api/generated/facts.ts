@@ -5,7 +5,6 @@ export type InputFormat = "text" | "email" | "url" | "number" | "integer";
 export type Risk = "low" | "medium" | "high";
 export type InteractionType = "approval" | "choice" | "input" | "review";
 export type TaskStatusName = "queued" | "running" | "waiting_for_human" | "succeeded" | "failed" | "cancelled";
-export type TaskStatusName1 = "queued" | "running" | "waiting_for_human" | "succeeded" | "failed" | "cancelled";
 
 /**
  * A result of the agent's work. ``url`` is an absolute http(s) link or the address of a
@@ -125,7 +124,7 @@ export interface TaskChildCreatedPayload {
 export interface TaskStatusChangedPayload {
   error?: string | null;
   progress?: number | null;
-  status: TaskStatusName1;
+  status: TaskStatusName;
   summary?: string | null;
   [k: string]: unknown;
 }
