@@ -30,7 +30,7 @@ export type Agent = Narrowed<Schemas["Agent"], { status: AgentStatus }>;
 export type PairingCode = Schemas["PairingCode"];
 
 export type Conversation = Schemas["Conversation"];
-export type Author = Narrowed<Schemas["Author"], { kind: "user" | "agent" | "system"; name?: string | null }>;
+export type Author = Narrowed<Schemas["Author"], { name?: string | null }>;
 export type Attachment = Schemas["Attachment"];
 export type ContentBlock = Schemas["ContentBlock"];
 export type Message = Narrowed<

@@ -8,7 +8,7 @@
 // device answered first, the agent withdrew the call, it timed out — turns the card read-only.
 
 import { useId, type ReactNode, type RefObject } from "react";
-import type { HubEvent, ToolAnswer, ToolCall } from "../api/types";
+import type { HubEvent, ToolAnswer, ToolCall, ToolError, ToolResultBody } from "../api/types";
 import { AnswerProgress, ConflictNote } from "../answering/AnswerProgress";
 import { useAnswerOnce } from "../answering/useAnswerOnce";
 import { fullTime, isoOf } from "../lib/time";
@@ -32,16 +32,28 @@ export function applyToolEvent(current: ToolCall, event: HubEvent): ToolCall | n
   }
   if (event.type !== "tool.completed" || event.payload.toolCallId !== current.id) return null;
   const p = event.payload;
-  const error = p.error ?? null;
+  const error = toolErrorOf(p.error);
   return {
     ...current,
     status: p.expired ? "expired" : error ? "failed" : "completed",
-    result: p.result ?? null,
+    result: toolResultOf(p.result),
     error,
     answeredBy: typeof p.answeredBy === "string" ? p.answeredBy : null,
     answeredByName: typeof p.answeredByName === "string" ? p.answeredByName : null,
     answeredAt: isoOf(p.answeredAt) ?? event.occurredAt,
   };
+}
+
+/** A recorded result that says something (seed 000 §4.5: `message` always), or null. */
+function toolResultOf(value: { [k: string]: unknown } | null | undefined): ToolResultBody | null {
+  return value && typeof value.message === "string" ? { ...value, message: value.message } : null;
+}
+
+/** A recorded error with its code and message, or null. */
+function toolErrorOf(value: { [k: string]: unknown } | null | undefined): ToolError | null {
+  return value && typeof value.code === "string" && typeof value.message === "string"
+    ? { ...value, code: value.code, message: value.message }
+    : null;
 }
 
 export function toolStatus(call: Pick<ToolCall, "status" | "name">): { tone: Tone; icon: IconName; label: string } {

@@ -22,6 +22,7 @@ export {
   RiskPill,
   TASK_STATUS,
   taskStatusLabel,
+  isTaskStatus,
   agentState,
   type Tone,
 } from "./StatusPill";

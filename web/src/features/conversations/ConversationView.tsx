@@ -46,7 +46,7 @@ export function messageFromEvent(event: HubEvent): Message | null {
   return {
     id: p.messageId,
     conversationId: event.conversationId,
-    author: p.author,
+    author: { ...p.author, id: p.author.id ?? null },
     content: p.content ?? "",
     blocks: p.blocks ?? null,
     attachments: p.attachments ?? null,

@@ -3,6 +3,7 @@
 // the list is read again after them for what an event alone cannot say (a new task, a filter).
 
 import type { HubEvent, Task, TaskStatus } from "../../api/types";
+import { isTaskStatus } from "../../ui";
 
 const ACTIVE = new Set<TaskStatus>(["queued", "running", "waiting_for_human"]);
 
@@ -35,7 +36,7 @@ function patchTask(task: Task, event: HubEvent): Task {
     }
     if (event.type === "task.status_changed") {
       const p = event.payload;
-      const status = typeof p.status === "string" ? p.status : task.status;
+      const status = isTaskStatus(p.status) ? p.status : task.status;
       return {
         ...task,
         status,

@@ -4,7 +4,6 @@ import type { HubEvent, InteractionRequest } from "../../api/types";
 import { taskStatusLabel, type IconName, type Tone } from "../../ui";
 import { describeResponse } from "../interactions/validation";
 import { TASK_CANCELLED_REASON } from "../interactions/withdrawn";
-import type { TaskStatus } from "../../api/types";
 
 export interface TimelineLine {
   icon: IconName;
@@ -72,7 +71,7 @@ export function describeEvent(
     case "task.accepted":
       return { icon: "running", tone: "running", text: `${who} accepted the task` };
     case "task.status_changed": {
-      const status: TaskStatus = event.payload.status;
+      const status = event.payload.status;
       const parts = [`${who === "LineUp" ? "LineUp marked it" : `${who} reported`} ${taskStatusLabel(status).toLowerCase()}`];
       if (typeof event.payload.progress === "number") parts.push(`${event.payload.progress}%`);
       let text = parts.join(", ");
