@@ -1,8 +1,9 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { App } from "./app/App";
+// The tokens and the page's base come before every feature's own styles.
 import "./styles/tokens.css";
-import "./styles/app.css";
+import "./styles/base.css";
+import { App } from "./app/App";
 import { registerServiceWorker } from "./features/notifications/pwa";
 
 // The installable app: offline shell, Web Push. Not in `npm run dev` (Vite's own

@@ -1,5 +1,7 @@
 // Who sees what: signing in, creating a first workspace, or the workspace itself.
 
+// The app's frame is styled before any screen in it: a screen's own sheet may refine it.
+import "./frame.css";
 import { useEffect } from "react";
 import { CreateWorkspace, SignIn, SignUp } from "../features/auth/AuthScreens";
 import { SessionProvider, useSession } from "../features/auth/session";

@@ -57,13 +57,14 @@ export function WorkspaceProvider({
   // People's names as events reveal them (authors, who answered), for the timelines.
   const names = useRef(new Map<string, string>());
   useHubEvents((event) => {
-    const p = event.payload as {
-      author?: { kind?: string; id?: string; name?: string };
-      respondedBy?: string;
-      respondedByName?: string;
-    };
-    if (p.author?.kind === "user" && p.author.id && p.author.name) names.current.set(`user:${p.author.id}`, p.author.name);
-    if (p.respondedBy && p.respondedByName) names.current.set(p.respondedBy, p.respondedByName);
+    if (event.type === "message.created") {
+      const author = event.payload.author;
+      if (author.kind === "user" && author.id && author.name) names.current.set(`user:${author.id}`, author.name);
+    }
+    if (event.type === "interaction.resolved") {
+      const p = event.payload;
+      if (p.respondedBy && p.respondedByName) names.current.set(p.respondedBy, p.respondedByName);
+    }
   });
 
   const agentList = agents.data;

@@ -47,3 +47,9 @@ export function countdown(msLeft: number): string {
   const s = total % 60;
   return `${m}:${String(s).padStart(2, "0")}`;
 }
+
+/** A time a recorded fact carries (milliseconds since the epoch, or ISO 8601 text) as ISO text. */
+export function isoOf(value: unknown): string | null {
+  if (typeof value === "number") return new Date(value).toISOString();
+  return typeof value === "string" ? value : null;
+}

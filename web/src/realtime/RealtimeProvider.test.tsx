@@ -2,6 +2,7 @@ import { act, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { WorkspaceApi } from "../api/hub";
 import type { HubEvent } from "../api/types";
+import { asHubEvent } from "../test/fixtures";
 import { useResource } from "../lib/useResource";
 import { FakeSocket } from "../test/fakeSocket";
 import { RealtimeConnection } from "./connection";
@@ -47,15 +48,16 @@ function setup(load: () => Promise<number>) {
   return { sockets, socket: () => sockets[sockets.length - 1]! };
 }
 
-const event = (sequence: number, type = "task.status_changed", payload: Record<string, unknown> = {}): HubEvent => ({
-  id: `evt_${sequence}`,
-  type,
-  version: "0.1",
-  occurredAt: "2026-07-24T12:00:00.000Z",
-  workspaceId: "ws_1",
-  sequence,
-  payload,
-});
+const event = (sequence: number, type = "task.status_changed", payload: Record<string, unknown> = {}): HubEvent =>
+  asHubEvent({
+    id: `evt_${sequence}`,
+    type,
+    version: "0.1",
+    occurredAt: "2026-07-24T12:00:00.000Z",
+    workspaceId: "ws_1",
+    sequence,
+    payload,
+  });
 
 async function live(socket: () => FakeSocket, sockets: FakeSocket[]) {
   await waitFor(() => expect(sockets).toHaveLength(1));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HubEvent } from "../api/types";
+import { asHubEvent } from "../test/fixtures";
 import { RealtimeConnection, storageKey, type ConnectionState, type DeltaFrame } from "./connection";
 import { FakeSocket } from "../test/fakeSocket";
 import { StreamingMessages } from "./streams";
@@ -34,7 +35,7 @@ class MemoryStorage {
 }
 
 function event(sequence: number, type = "task.status_changed", payload: Record<string, unknown> = {}): HubEvent {
-  return {
+  return asHubEvent({
     id: `evt_${sequence}`,
     type,
     version: "0.1",
@@ -43,7 +44,7 @@ function event(sequence: number, type = "task.status_changed", payload: Record<s
     sequence,
     actor: "agent:a1",
     payload,
-  };
+  });
 }
 
 function setup(options: { initialSequence?: number; storage?: MemoryStorage } = {}) {

@@ -9,7 +9,7 @@
 // Nothing here touches React or the DOM: the class takes its WebSocket constructor, storage
 // and timers as arguments, so tests drive it with a fake socket.
 
-import type { HubEvent } from "../api/types";
+import type { FramePayloads, HubEvent } from "../api/types";
 
 export type ConnectionState =
   /** Opening the socket or waiting for the subscription's ack. */
@@ -31,7 +31,13 @@ export interface DeltaFrame {
   taskId?: string | null;
   actor?: string | null;
   occurredAt?: string;
-  payload: { messageId: string; delta: string };
+  payload: FramePayloads["message.delta"];
+}
+
+/** A frame as parsed, before any of its fields is checked. */
+interface RawFrame {
+  [field: string]: unknown;
+  payload?: { [field: string]: unknown } | null;
 }
 
 export interface SocketLike {
@@ -258,9 +264,9 @@ export class RealtimeConnection {
   }
 
   private receive(data: unknown): void {
-    let frame: Record<string, unknown>;
+    let frame: RawFrame;
     try {
-      frame = JSON.parse(String(data)) as Record<string, unknown>;
+      frame = JSON.parse(String(data)) as RawFrame;
     } catch {
       return;
     }
@@ -276,7 +282,7 @@ export class RealtimeConnection {
       return;
     }
     if (type === "client.caught_up") {
-      const seq = Number((frame.payload as { sequence?: number } | undefined)?.sequence ?? 0);
+      const seq = Number(frame.payload?.sequence ?? 0);
       this.advance(seq);
       this.attempt = 0;
       this.setState("live");
@@ -285,13 +291,13 @@ export class RealtimeConnection {
     }
     if (type === "system.resync_required") {
       // The hub no longer has what we missed: jump to its latest and let every view refetch.
-      const latest = Number((frame.payload as { latestSequence?: number } | undefined)?.latestSequence ?? NaN);
+      const latest = Number(frame.payload?.latestSequence ?? NaN);
       if (Number.isFinite(latest)) this.advance(latest);
       for (const l of this.caughtUpListeners) l(this.lastSequence);
       return;
     }
     if (type === "message.delta") {
-      const payload = frame.payload as DeltaFrame["payload"] | undefined;
+      const payload = frame.payload;
       if (payload && typeof payload.messageId === "string" && typeof payload.delta === "string") {
         for (const l of this.deltaListeners) l(frame as unknown as DeltaFrame);
       }

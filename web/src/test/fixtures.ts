@@ -1,6 +1,6 @@
 import { vi } from "vitest";
 import { ApiError } from "../api/client";
-import type { Interaction, InteractionRequest, InteractionResponse } from "../api/types";
+import type { HubEvent, Interaction, InteractionRequest, InteractionResponse } from "../api/types";
 
 export function makeInteraction(
   request: Partial<InteractionRequest> & Pick<InteractionRequest, "type">,
@@ -14,6 +14,9 @@ export function makeInteraction(
     taskId: "task_1",
     conversationId: "conv_1",
     agentId: "agent_1",
+    agentName: null,
+    taskTitle: null,
+    cancelReason: null,
     request: full,
     response: null,
     respondedBy: null,
@@ -59,4 +62,24 @@ export function fakeApi(interaction: Interaction) {
 
 export function conflict(message = "This request was already answered by user:u2; the first answer stands.") {
   return new ApiError("conflict", message, 409, { respondedBy: "user:u2" });
+}
+
+/** An event as a test writes it: the envelope and only the payload fields the code under test
+ * reads (the hub sends more), so its type is taken on trust here, in one place. */
+export interface LooseEvent {
+  id: string;
+  type: string;
+  version: string;
+  occurredAt: string;
+  workspaceId: string;
+  payload: Record<string, unknown>;
+  sequence?: number | null;
+  actor?: string | null;
+  taskId?: string | null;
+  conversationId?: string | null;
+  correlationId?: string | null;
+}
+
+export function asHubEvent(event: LooseEvent): HubEvent {
+  return { actor: null, ...event } as HubEvent;
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ToolCallCard, applyToolEvent } from "./ToolCallCard";
 import { countToolCards, inboxEntries } from "./InboxTools";
 import { fakeToolApi, makeCall } from "./testing";
+import { asHubEvent } from "../test/fixtures";
 
 describe("tool cards in the inbox", () => {
   it("groups a canvas's calls into one card and keeps other calls one card each", () => {
@@ -28,14 +29,15 @@ describe("tool cards in the inbox", () => {
 
   it("reads a timeout and a withdrawal from the recorded events", () => {
     const call = makeCall("confirm", null, { message: "?" });
-    const event = (type: string, payload: Record<string, unknown>) => ({
-      id: "e",
-      type,
-      version: "0.1",
-      occurredAt: "2026-07-24T12:10:00.000Z",
-      workspaceId: "ws",
-      payload: { toolCallId: call.id, ...payload },
-    });
+    const event = (type: string, payload: Record<string, unknown>) =>
+      asHubEvent({
+        id: "e",
+        type,
+        version: "0.1",
+        occurredAt: "2026-07-24T12:10:00.000Z",
+        workspaceId: "ws",
+        payload: { toolCallId: call.id, ...payload },
+      });
     expect(applyToolEvent(call, event("tool.completed", { expired: true, error: { code: "unavailable", message: "x" } }))?.status).toBe("expired");
     expect(applyToolEvent(call, event("tool.cancelled", { reason: "moot" }))).toMatchObject({ status: "cancelled", cancelReason: "moot" });
     expect(applyToolEvent(call, event("tool.called", {}))).toBeNull();

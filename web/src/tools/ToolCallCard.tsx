@@ -7,12 +7,12 @@
 // with Retry (the same Idempotency-Key, so it is never recorded twice); a conflict — another
 // device answered first, the agent withdrew the call, it timed out — turns the card read-only.
 
-import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
-import { ApiError, newIdempotencyKey } from "../api/client";
-import type { HubEvent, ToolAnswer, ToolCall } from "../api/types";
-import { fullTime } from "../lib/time";
-import { useHubEvents } from "../realtime/RealtimeProvider";
-import { Banner, Button, Icon, StatusPill, type IconName, type Tone, RelativeTime } from "../ui";
+import { useId, type ReactNode, type RefObject } from "react";
+import type { HubEvent, ToolAnswer, ToolCall, ToolError, ToolResultBody } from "../api/types";
+import { AnswerProgress, ConflictNote } from "../answering/AnswerProgress";
+import { useAnswerOnce } from "../answering/useAnswerOnce";
+import { fullTime, isoOf } from "../lib/time";
+import { Banner, Icon, StatusPill, type IconName, type Tone, RelativeTime } from "../ui";
 import { withdrawnLine } from "../features/interactions/withdrawn";
 import { checkCall, toolModule } from "./registry";
 import type { ToolOutcome, ToolReadApi } from "./types";
@@ -23,36 +23,37 @@ export interface ToolCardApi extends ToolReadApi {
   toolCall(id: string): Promise<ToolCall>;
 }
 
-type Phase =
-  | { kind: "idle" }
-  | { kind: "submitting"; outcome: ToolOutcome; key: string }
-  | { kind: "failed"; outcome: ToolOutcome; key: string; error: ApiError };
-
-const ENDED = new Set(["tool.completed", "tool.cancelled"]);
-
-function isoOf(value: unknown): string | null {
-  if (typeof value === "number") return new Date(value).toISOString();
-  return typeof value === "string" ? value : null;
-}
-
 /** The call after a recorded event about it (an answer from another device, a timeout, a
  * withdrawal), or null when the event is about something else. */
 export function applyToolEvent(current: ToolCall, event: HubEvent): ToolCall | null {
-  if (!ENDED.has(event.type) || event.payload.toolCallId !== current.id) return null;
-  const p = event.payload as Record<string, unknown>;
-  if (event.type === "tool.cancelled") {
-    return { ...current, status: "cancelled", cancelReason: typeof p.reason === "string" ? p.reason : null };
+  if (event.type === "tool.cancelled" && event.payload.toolCallId === current.id) {
+    const reason = event.payload.reason;
+    return { ...current, status: "cancelled", cancelReason: typeof reason === "string" ? reason : null };
   }
-  const error = (p.error as ToolCall["error"]) ?? null;
+  if (event.type !== "tool.completed" || event.payload.toolCallId !== current.id) return null;
+  const p = event.payload;
+  const error = toolErrorOf(p.error);
   return {
     ...current,
     status: p.expired ? "expired" : error ? "failed" : "completed",
-    result: (p.result as ToolCall["result"]) ?? null,
+    result: toolResultOf(p.result),
     error,
     answeredBy: typeof p.answeredBy === "string" ? p.answeredBy : null,
     answeredByName: typeof p.answeredByName === "string" ? p.answeredByName : null,
     answeredAt: isoOf(p.answeredAt) ?? event.occurredAt,
   };
+}
+
+/** A recorded result that says something (seed 000 §4.5: `message` always), or null. */
+function toolResultOf(value: { [k: string]: unknown } | null | undefined): ToolResultBody | null {
+  return value && typeof value.message === "string" ? { ...value, message: value.message } : null;
+}
+
+/** A recorded error with its code and message, or null. */
+function toolErrorOf(value: { [k: string]: unknown } | null | undefined): ToolError | null {
+  return value && typeof value.code === "string" && typeof value.message === "string"
+    ? { ...value, code: value.code, message: value.message }
+    : null;
 }
 
 export function toolStatus(call: Pick<ToolCall, "status" | "name">): { tone: Tone; icon: IconName; label: string } {
@@ -88,78 +89,21 @@ export function ToolCallCard({
   headingLevel?: 2 | 3 | 4;
   onAnswered?: (call: ToolCall) => void;
 }) {
-  const [override, setOverride] = useState<ToolCall | null>(null);
-  const [phase, setPhase] = useState<Phase>({ kind: "idle" });
-  const [conflict, setConflict] = useState<string | null>(null);
-  const titleId = useId();
-  const mounted = useRef(true);
-  const answeredHere = useRef(false);
-  const outcomeRef = useRef<HTMLElement>(null);
-  useEffect(() => {
-    mounted.current = true;
-    return () => {
-      mounted.current = false;
-    };
-  }, []);
-
-  // The hub's word (props) wins once it says the call is over; until then, our own.
-  const current: ToolCall = call.status !== "pending" ? call : (override ?? call);
-  const open = current.status === "pending";
-  const module = toolModule(current.name);
-
-  useEffect(() => {
-    if (!open && answeredHere.current) {
-      answeredHere.current = false;
-      outcomeRef.current?.focus();
-    }
-  }, [open]);
-
-  useHubEvents((event) => {
-    const next = applyToolEvent(current, event);
-    if (next) {
-      setOverride(next);
-      setPhase({ kind: "idle" });
-    }
+  const { current, open, phase, busy, conflict, submit, retry, outcomeRef } = useAnswerOnce<ToolCall, ToolOutcome>({
+    item: call,
+    isOpen: (c) => c.status === "pending",
+    applyEvent: applyToolEvent,
+    answer: (outcome, key) => api.answerToolCall(call.id, outcome, key),
+    reload: () => api.toolCall(call.id),
+    afterConflict: (c) => ({ ...c, status: "completed" }),
+    onAnswered,
   });
-
-  async function send(outcome: ToolOutcome, key: string) {
-    setPhase({ kind: "submitting", outcome, key });
-    setConflict(null);
-    try {
-      const answered = await api.answerToolCall(current.id, outcome, key);
-      if (!mounted.current) return;
-      answeredHere.current = true;
-      setOverride(answered);
-      setPhase({ kind: "idle" });
-      onAnswered?.(answered);
-    } catch (err) {
-      if (!mounted.current) return;
-      const error = err instanceof ApiError ? err : new ApiError("unknown_result", String(err), 0);
-      if (error.code === "conflict") {
-        setConflict(error.message);
-        answeredHere.current = true;
-        try {
-          const latest = await api.toolCall(current.id);
-          if (mounted.current) setOverride(latest);
-        } catch {
-          if (mounted.current) setOverride({ ...current, status: "completed" });
-        }
-        if (mounted.current) setPhase({ kind: "idle" });
-        return;
-      }
-      setPhase({ kind: "failed", outcome, key, error });
-    }
-  }
-
-  const submit = (outcome: ToolOutcome) => void send(outcome, newIdempotencyKey());
-  const retry = () => {
-    if (phase.kind === "failed") void send(phase.outcome, phase.key);
-  };
+  const titleId = useId();
+  const module = toolModule(current.name);
 
   const Heading = `h${headingLevel}` as "h3";
   const status = toolStatus(current);
   const check = open ? checkCall(current) : { problems: [], message: "" };
-  const busy = phase.kind === "submitting";
   const Renderer = module?.Renderer;
 
   return (
@@ -202,27 +146,7 @@ export function ToolCallCard({
               <Icon name="clock" size={14} /> Answer by {fullTime(current.expiresAt)}
             </p>
           ) : null}
-          <div aria-live="polite" className="icard-status">
-            {busy ? (
-              <p className="icard-submitting">
-                <Icon name="send" size={14} /> Submitting your answer…
-              </p>
-            ) : null}
-          </div>
-          {phase.kind === "failed" ? (
-            <Banner
-              tone="danger"
-              live="assertive"
-              title="Your answer was not sent"
-              action={
-                <Button size="sm" onClick={retry}>
-                  Retry
-                </Button>
-              }
-            >
-              {phase.error.message}
-            </Banner>
-          ) : null}
+          <AnswerProgress phase={phase} retry={retry} />
         </section>
       ) : (
         <ToolOutcomeView call={current} conflict={conflict} focusRef={outcomeRef} />
@@ -284,11 +208,7 @@ function ToolOutcomeView({
   }
   return (
     <section className="icard-section icard-outcome" aria-label="Outcome" tabIndex={-1} ref={focusRef}>
-      {conflict ? (
-        <p className="outcome-conflict">
-          <Icon name="info" size={16} /> Your answer was not recorded: {conflict}
-        </p>
-      ) : null}
+      <ConflictNote conflict={conflict} />
       {body}
     </section>
   );

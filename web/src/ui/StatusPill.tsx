@@ -22,8 +22,13 @@ export const TASK_STATUS: Record<TaskStatus, { tone: Tone; icon: IconName; label
   cancelled: { tone: "neutral", icon: "stopCircle", label: "Cancelled" },
 };
 
-export function taskStatusLabel(status: TaskStatus): string {
-  return TASK_STATUS[status]?.label ?? status;
+/** Whether a recorded status is one this app knows (a newer hub may record others). */
+export function isTaskStatus(value: unknown): value is TaskStatus {
+  return typeof value === "string" && Object.hasOwn(TASK_STATUS, value);
+}
+
+export function taskStatusLabel(status: string): string {
+  return isTaskStatus(status) ? TASK_STATUS[status].label : status;
 }
 
 export function TaskStatusPill({ task }: { task: Pick<Task, "status" | "cancelRequested" | "agentConnectionLost"> }) {

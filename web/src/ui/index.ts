@@ -1,3 +1,11 @@
+// The ui kit's styles, in cascade order: a later sheet may refine an earlier one.
+import "./buttons.css";
+import "./pills.css";
+import "./cards.css";
+import "./forms.css";
+import "./progress.css";
+import "./drawer.css";
+
 export { Icon, type IconName } from "./Icon";
 export { Button, type ButtonProps } from "./Button";
 export { Spinner, Loading } from "./Spinner";
@@ -14,6 +22,7 @@ export {
   RiskPill,
   TASK_STATUS,
   taskStatusLabel,
+  isTaskStatus,
   agentState,
   type Tone,
 } from "./StatusPill";

@@ -13,6 +13,7 @@ import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading, RelativeTime } from "../../ui";
 import { useSession } from "../auth/session";
 import { Timeline } from "../tasks/TaskDetail";
+import "./agents.css";
 
 const AGENT_TYPES = new Set(["agent.paired", "agent.connected", "agent.status_changed", "agent.renamed", "agent.revoked"]);
 

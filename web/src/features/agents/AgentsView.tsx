@@ -8,6 +8,7 @@ import { useNow } from "../../lib/useNow";
 import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading, RelativeTime } from "../../ui";
 import { useSession } from "../auth/session";
 import { ConnectAgent } from "./ConnectAgent";
+import "./agents.css";
 
 export function AgentsView() {
   const { agents } = useWorkspace();

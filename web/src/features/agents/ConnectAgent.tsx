@@ -39,9 +39,9 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
   }, [issue]);
 
   useHubEvents((event) => {
-    const p = event.payload as { agentId?: string; name?: string };
-    if (event.type === "agent.paired" && p.agentId) setPaired({ id: p.agentId, name: p.name ?? "Your agent", connected: false });
-    if (event.type === "agent.connected" && paired && p.agentId === paired.id) setPaired({ ...paired, connected: true });
+    if (event.type === "agent.paired" && event.payload.agentId)
+      setPaired({ id: event.payload.agentId, name: event.payload.name ?? "Your agent", connected: false });
+    if (event.type === "agent.connected" && paired && event.payload.agentId === paired.id) setPaired({ ...paired, connected: true });
   });
 
   let body;

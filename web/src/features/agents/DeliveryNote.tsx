@@ -1,6 +1,7 @@
 import type { Agent, Iso } from "../../api/types";
 import { Icon } from "../../ui";
 import { deliveryOf, deliveryText } from "./delivery";
+import "./agents.css";
 
 /** "Delivered to builder" or "Queued — delivered when builder reconnects", for something sent
  * on to an agent at ``sentAt``; nothing when the agent is unknown. */

@@ -7,6 +7,7 @@ import { Link, navigate, useLocation } from "../../lib/router";
 import { useTitle } from "../../lib/useTitle";
 import { Banner, Button } from "../../ui";
 import { useSession } from "./session";
+import "./auth.css";
 
 /** The frame of the screens before the app (also direct mode's token screen). */
 export function AuthFrame({ title, subtitle, children, footer }: { title: string; subtitle: string; children: ReactNode; footer?: ReactNode }) {

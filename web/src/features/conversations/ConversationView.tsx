@@ -19,6 +19,7 @@ import { InteractionCard } from "../interactions/InteractionCard";
 import { DeliveryNote } from "../agents/DeliveryNote";
 import type { ToolCall } from "../../api/types";
 import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools";
+import "./conversations.css";
 
 type Item =
   | { kind: "message"; at: string; seq: number; message: Message }
@@ -40,20 +41,12 @@ interface Pending {
 /** A recorded message.created as the messages endpoint would show it. */
 export function messageFromEvent(event: HubEvent): Message | null {
   if (event.type !== "message.created" || !event.conversationId) return null;
-  const p = event.payload as {
-    messageId?: string;
-    author?: Message["author"];
-    content?: string;
-    blocks?: Message["blocks"];
-    attachments?: Message["attachments"];
-    targetAgentId?: string;
-    taskId?: string;
-  };
+  const p = event.payload;
   if (!p.messageId || !p.author) return null;
   return {
     id: p.messageId,
     conversationId: event.conversationId,
-    author: p.author,
+    author: { ...p.author, id: p.author.id ?? null },
     content: p.content ?? "",
     blocks: p.blocks ?? null,
     attachments: p.attachments ?? null,
@@ -291,7 +284,7 @@ function BackLink() {
 
 function authorLabel(message: Message, agentName: (id: string) => string, meId: string): string {
   if (message.author.kind === "user") return message.author.id === meId ? "You" : (message.author.name ?? "A teammate");
-  if (message.author.kind === "agent") return message.author.name ?? agentName(message.author.id);
+  if (message.author.kind === "agent") return message.author.name ?? agentName(message.author.id ?? "");
   return "LineUp";
 }
 

@@ -7,6 +7,7 @@ import { Link, navigate, useLocation } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
 import { Button, Card, EmptyState, ErrorBanner, Icon, Loading, RelativeTime } from "../../ui";
+import "./conversations.css";
 
 export function ConversationsView() {
   const { api, agentName } = useWorkspace();

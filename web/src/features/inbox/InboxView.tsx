@@ -13,6 +13,7 @@ import { EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
 import { InboxTools, countToolCards, useToolRunner } from "../../tools";
 import { TaskRow } from "../tasks/TaskRow";
+import "./inbox.css";
 
 export function InboxView() {
   const { api, inbox, agents, agentName } = useWorkspace();

@@ -3,6 +3,7 @@ import { Badge, Button } from "../../ui";
 import type { ActionProps } from "./InteractionCard";
 import { optionsOf } from "./validation";
 import { variantOf } from "./ApprovalActions";
+import { AnswerField } from "../../answering/AnswerField";
 
 /** 2–5 options; the recommended one is marked; "Other" takes free text; `multiple` → checkboxes. */
 export function ChoiceActions(props: ActionProps) {
@@ -15,9 +16,7 @@ function SingleChoice({ interaction, busy, pending, submit }: ActionProps) {
   const [otherOpen, setOtherOpen] = useState(false);
   const [other, setOther] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const otherId = useId();
-  const errorId = useId();
-  const otherRef = useRef<HTMLInputElement>(null);
+  const otherRef = useRef<HTMLInputElement | HTMLTextAreaElement>(null);
 
   function sendOther(e: FormEvent) {
     e.preventDefault();
@@ -65,23 +64,14 @@ function SingleChoice({ interaction, busy, pending, submit }: ActionProps) {
       </div>
       {request.allowOther && otherOpen ? (
         <form className="inline-form" onSubmit={sendOther} noValidate>
-          <div className="field">
-            <label htmlFor={otherId}>Other answer</label>
-            <input
-              id={otherId}
-              ref={otherRef}
-              value={other}
-              disabled={busy}
-              onChange={(e) => setOther(e.target.value)}
-              aria-invalid={error ? true : undefined}
-              aria-describedby={error ? errorId : undefined}
-            />
-            {error ? (
-              <p id={errorId} className="field-error" role="alert">
-                {error}
-              </p>
-            ) : null}
-          </div>
+          <AnswerField
+            label="Other answer"
+            value={other}
+            onChange={setOther}
+            error={error}
+            disabled={busy}
+            fieldRef={otherRef}
+          />
           <Button type="submit" variant="primary" busy={busy && pending?.optionId === "other"} disabled={busy}>
             Send “Other”
           </Button>

@@ -1,19 +1,16 @@
-import { useId, useRef, useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { Button } from "../../ui";
+import { AnswerField } from "../../answering/AnswerField";
+import { formatHint, inputModeOf } from "../../answering/formats";
 import type { ActionProps } from "./InteractionCard";
-import { formatHint, validateInput } from "./validation";
-
-const INPUT_MODE = { email: "email", url: "url", number: "decimal", integer: "numeric" } as const;
+import { validateInput } from "./validation";
 
 /** A typed answer, checked against the requested format and pattern before it is sent. */
 export function InputActions({ interaction, busy, submit }: ActionProps) {
   const request = interaction.request;
   const [value, setValue] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const inputId = useId();
-  const hintId = useId();
-  const errorId = useId();
-  const ref = useRef<HTMLInputElement>(null);
+  const ref = useRef<HTMLInputElement | HTMLTextAreaElement>(null);
   const hint = [formatHint(request.format), request.pattern ? `must match ${request.pattern}` : null]
     .filter(Boolean)
     .join(", ");
@@ -30,38 +27,24 @@ export function InputActions({ interaction, busy, submit }: ActionProps) {
     submit({ text: value.trim() });
   }
 
-  const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(" ") || undefined;
   return (
     <form className="actions-block inline-form" onSubmit={send} noValidate>
-      <div className="field">
-        <label htmlFor={inputId}>Your answer</label>
-        {hint ? (
-          <p id={hintId} className="field-hint">
-            {hint}
-          </p>
-        ) : null}
-        <input
-          id={inputId}
-          ref={ref}
-          type="text"
-          inputMode={request.format && request.format !== "text" ? INPUT_MODE[request.format] : undefined}
-          autoComplete="off"
-          placeholder={request.placeholder ?? undefined}
-          value={value}
-          disabled={busy}
-          onChange={(e) => {
-            setValue(e.target.value);
-            if (error) setError(null);
-          }}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={describedBy}
-        />
-        {error ? (
-          <p id={errorId} className="field-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-      </div>
+      <AnswerField
+        label="Your answer"
+        hint={hint}
+        type="text"
+        inputMode={inputModeOf(request.format)}
+        autoComplete="off"
+        placeholder={request.placeholder ?? undefined}
+        value={value}
+        onChange={(next) => {
+          setValue(next);
+          if (error) setError(null);
+        }}
+        error={error}
+        disabled={busy}
+        fieldRef={ref}
+      />
       <Button type="submit" variant="primary" busy={busy} disabled={busy}>
         {busy ? "Submitting…" : "Send answer"}
       </Button>

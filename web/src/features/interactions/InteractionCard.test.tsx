@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../api/client";
 import type { Interaction } from "../../api/types";
 import { ManualBus, RealtimeBusProvider } from "../../realtime/RealtimeProvider";
-import { conflict, deferred, fakeApi, makeInteraction, resolved } from "../../test/fixtures";
+import { asHubEvent, conflict, deferred, fakeApi, makeInteraction, resolved } from "../../test/fixtures";
 import { InteractionCard } from "./InteractionCard";
 
 function card(interaction: Interaction, api = fakeApi(interaction), bus = new ManualBus()) {
@@ -121,7 +121,7 @@ describe("approval card", () => {
     const bus = new ManualBus();
     card(approval, fakeApi(approval), bus);
     act(() =>
-      bus.emit({
+      bus.emit(asHubEvent({
         id: "evt_9",
         type: "interaction.resolved",
         version: "0.1",
@@ -136,7 +136,7 @@ describe("approval card", () => {
           respondedByName: "Bo",
           respondedAt: Date.parse("2026-07-24T12:06:00.000Z"),
         },
-      }),
+      })),
     );
     const outcome = screen.getByRole("region", { name: "Outcome" });
     expect(outcome).toHaveTextContent("Bo answered");
@@ -148,7 +148,7 @@ describe("approval card", () => {
     const bus = new ManualBus();
     card(approval, fakeApi(approval), bus);
     act(() =>
-      bus.emit({
+      bus.emit(asHubEvent({
         id: "evt_10",
         type: "interaction.cancelled",
         version: "0.1",
@@ -156,7 +156,7 @@ describe("approval card", () => {
         workspaceId: "ws_1",
         sequence: 13,
         payload: { interactionId: "int_1" },
-      }),
+      })),
     );
     expect(screen.getByText(/withdrew this request/)).toBeVisible();
   });
@@ -179,7 +179,7 @@ describe("approval card", () => {
     const bus = new ManualBus();
     card(approval, fakeApi(approval), bus);
     act(() =>
-      bus.emit({
+      bus.emit(asHubEvent({
         id: "evt_11",
         type: "interaction.cancelled",
         version: "0.1",
@@ -187,7 +187,7 @@ describe("approval card", () => {
         workspaceId: "ws_1",
         sequence: 14,
         payload: { interactionId: "int_1", reason: "The task was cancelled." },
-      }),
+      })),
     );
     expect(screen.getByText("Withdrawn because the task was cancelled; nothing to answer.")).toBeVisible();
     expect(screen.queryByRole("button", { name: "Run it" })).not.toBeInTheDocument();

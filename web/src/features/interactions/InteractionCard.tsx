@@ -5,12 +5,13 @@
 // twice); a conflict, or an answer from elsewhere arriving over the socket, turns the card
 // read-only showing who answered, when, and what.
 
-import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
-import { ApiError, newIdempotencyKey } from "../../api/client";
+import { useId, type ReactNode, type RefObject } from "react";
+import type { ApiError } from "../../api/client";
 import type { Agent, HubEvent, Interaction, InteractionResponse } from "../../api/types";
-import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { Banner, Button, Icon, InteractionStatusPill, RiskPill, type IconName, RelativeTime } from "../../ui";
-import { fullTime } from "../../lib/time";
+import { AnswerProgress, ConflictNote } from "../../answering/AnswerProgress";
+import { useAnswerOnce } from "../../answering/useAnswerOnce";
+import { Icon, InteractionStatusPill, RiskPill, type IconName, RelativeTime } from "../../ui";
+import { fullTime, isoOf } from "../../lib/time";
 import { describeResponse } from "./validation";
 import { withdrawnLine } from "./withdrawn";
 import { DeliveryNote } from "../agents/DeliveryNote";
@@ -18,6 +19,7 @@ import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
 import { InputActions } from "./InputActions";
 import { ReviewActions } from "./ReviewActions";
+import "./interactions.css";
 
 export interface InteractionApi {
   respond(id: string, response: InteractionResponse, key?: string): Promise<Interaction>;
@@ -33,11 +35,6 @@ export interface ActionProps {
   submit: (response: InteractionResponse) => void;
 }
 
-type Phase =
-  | { kind: "idle" }
-  | { kind: "submitting"; response: InteractionResponse; key: string }
-  | { kind: "failed"; response: InteractionResponse; key: string; error: ApiError };
-
 const KIND: Record<Interaction["type"], { icon: IconName; label: string; done: string }> = {
   approval: { icon: "shield", label: "Approval needed", done: "Approval" },
   choice: { icon: "tasks", label: "Choose an option", done: "Choice" },
@@ -45,23 +42,10 @@ const KIND: Record<Interaction["type"], { icon: IconName; label: string; done: s
   review: { icon: "file", label: "Review requested", done: "Review" },
 };
 
-const ENDED = new Set(["interaction.resolved", "interaction.expired", "interaction.cancelled"]);
-
-function isoOf(value: unknown): string | null {
-  if (typeof value === "number") return new Date(value).toISOString();
-  return typeof value === "string" ? value : null;
-}
-
 /** The card's state after a recorded event about it (an answer from another device or person). */
 export function applyInteractionEvent(current: Interaction, event: HubEvent): Interaction | null {
-  if (!ENDED.has(event.type) || event.payload.interactionId !== current.id) return null;
-  if (event.type === "interaction.resolved") {
-    const p = event.payload as {
-      response?: InteractionResponse;
-      respondedBy?: string;
-      respondedByName?: string;
-      respondedAt?: unknown;
-    };
+  if (event.type === "interaction.resolved" && event.payload.interactionId === current.id) {
+    const p = event.payload;
     return {
       ...current,
       status: "resolved",
@@ -71,11 +55,20 @@ export function applyInteractionEvent(current: Interaction, event: HubEvent): In
       respondedAt: isoOf(p.respondedAt) ?? event.occurredAt,
     };
   }
-  if (event.type === "interaction.cancelled") {
+  if (event.type === "interaction.cancelled" && event.payload.interactionId === current.id) {
     const reason = event.payload.reason;
     return { ...current, status: "cancelled", cancelReason: typeof reason === "string" ? reason : current.cancelReason };
   }
-  return { ...current, status: "expired" };
+  if (event.type === "interaction.expired" && event.payload.interactionId === current.id) {
+    return { ...current, status: "expired" };
+  }
+  return null;
+}
+
+/** What a conflict says the interaction became when it cannot be read again. */
+function afterConflict(current: Interaction, error: ApiError): Interaction {
+  const reason = (error.details as { reason?: string }).reason;
+  return { ...current, status: reason === "expired" ? "expired" : reason === "cancelled" ? "cancelled" : "resolved" };
 }
 
 export function InteractionCard({
@@ -97,92 +90,22 @@ export function InteractionCard({
   headingLevel?: 2 | 3 | 4;
   onAnswered?: (interaction: Interaction) => void;
 }) {
-  const [override, setOverride] = useState<Interaction | null>(null);
-  const [phase, setPhase] = useState<Phase>({ kind: "idle" });
-  const [conflict, setConflict] = useState<string | null>(null);
-  const titleId = useId();
-  const mounted = useRef(true);
-  const answeredHere = useRef(false);
-  const outcomeRef = useRef<HTMLElement>(null);
-  useEffect(() => {
-    mounted.current = true;
-    return () => {
-      mounted.current = false;
-    };
-  }, []);
-
-  // The server's word (props) wins once it says the card is over; until then, our own.
-  const current: Interaction =
-    interaction.status !== "requested" ? interaction : (override ?? interaction);
-  const open = current.status === "requested";
-
-  // The pressed button is gone once the card is read-only: keep keyboard focus in the card.
-  useEffect(() => {
-    if (!open && answeredHere.current) {
-      answeredHere.current = false;
-      outcomeRef.current?.focus();
-    }
-  }, [open]);
-
-  useHubEvents((event) => {
-    const next = applyInteractionEvent(current, event);
-    if (next) {
-      setOverride(next);
-      setPhase({ kind: "idle" });
-    }
+  const { current, open, phase, busy, pending, conflict, submit, retry, outcomeRef } = useAnswerOnce<Interaction, InteractionResponse>({
+    item: interaction,
+    isOpen: (i) => i.status === "requested",
+    applyEvent: applyInteractionEvent,
+    answer: (response, key) => api.respond(interaction.id, response, key),
+    reload: () => api.interaction(interaction.id),
+    afterConflict,
+    onAnswered,
   });
-
-  async function send(response: InteractionResponse, key: string) {
-    setPhase({ kind: "submitting", response, key });
-    setConflict(null);
-    try {
-      const answered = await api.respond(interaction.id, response, key);
-      if (!mounted.current) return;
-      answeredHere.current = true;
-      setOverride(answered);
-      setPhase({ kind: "idle" });
-      onAnswered?.(answered);
-    } catch (err) {
-      if (!mounted.current) return;
-      const error = err instanceof ApiError ? err : new ApiError("unknown_result", String(err), 0);
-      if (error.code === "conflict") {
-        setConflict(error.message);
-        answeredHere.current = true;
-        try {
-          const latest = await api.interaction(interaction.id);
-          if (mounted.current) setOverride(latest);
-        } catch {
-          if (mounted.current) {
-            const reason = (error.details as { reason?: string }).reason;
-            setOverride({
-              ...current,
-              status: reason === "expired" ? "expired" : reason === "cancelled" ? "cancelled" : "resolved",
-            });
-          }
-        }
-        if (mounted.current) setPhase({ kind: "idle" });
-        return;
-      }
-      setPhase({ kind: "failed", response, key, error });
-    }
-  }
-
-  const submit = (response: InteractionResponse) => void send(response, newIdempotencyKey());
-  const retry = () => {
-    if (phase.kind === "failed") void send(phase.response, phase.key);
-  };
+  const titleId = useId();
 
   const request = current.request;
   const kind = KIND[current.type] ?? KIND.approval;
   const why = request.why ?? request.description;
   const Heading = `h${headingLevel}` as "h3";
-  const busy = phase.kind === "submitting";
-  const actionProps: ActionProps = {
-    interaction: current,
-    busy,
-    pending: phase.kind === "submitting" ? phase.response : null,
-    submit,
-  };
+  const actionProps: ActionProps = { interaction: current, busy, pending, submit };
 
   return (
     <article
@@ -238,27 +161,7 @@ export function InteractionCard({
               <Icon name="clock" size={14} /> Answer by {fullTime(current.expiresAt)}
             </p>
           ) : null}
-          <div aria-live="polite" className="icard-status">
-            {phase.kind === "submitting" ? (
-              <p className="icard-submitting">
-                <Icon name="send" size={14} /> Submitting your answer…
-              </p>
-            ) : null}
-          </div>
-          {phase.kind === "failed" ? (
-            <Banner
-              tone="danger"
-              live="assertive"
-              title="Your answer was not sent"
-              action={
-                <Button size="sm" onClick={retry}>
-                  Retry
-                </Button>
-              }
-            >
-              {phase.error.message}
-            </Banner>
-          ) : null}
+          <AnswerProgress phase={phase} retry={retry} />
         </section>
       ) : (
         <Outcome interaction={current} conflict={conflict} focusRef={outcomeRef} agent={agent} />
@@ -330,11 +233,7 @@ function Outcome({
   }
   return (
     <section className="icard-section icard-outcome" aria-label="Outcome" tabIndex={-1} ref={focusRef}>
-      {conflict ? (
-        <p className="outcome-conflict">
-          <Icon name="info" size={16} /> Your answer was not recorded: {conflict}
-        </p>
-      ) : null}
+      <ConflictNote conflict={conflict} />
       {body}
     </section>
   );

@@ -1,17 +1,16 @@
-import { useId, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import { Button, Icon } from "../../ui";
 import type { ActionProps } from "./InteractionCard";
 import { diffLines, looksLikeDiff } from "./diff";
 import { linkAttributes } from "../../lib/links";
+import { AnswerField } from "../../answering/AnswerField";
 
 /** The content to check, its attachments, then Approve / Request changes (needs a comment). */
 export function ReviewActions({ interaction, busy, pending, submit }: ActionProps) {
   const request = interaction.request;
   const [comment, setComment] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const commentId = useId();
-  const errorId = useId();
-  const ref = useRef<HTMLTextAreaElement>(null);
+  const ref = useRef<HTMLInputElement | HTMLTextAreaElement>(null);
 
   function approve() {
     setError(null);
@@ -48,27 +47,18 @@ export function ReviewActions({ interaction, busy, pending, submit }: ActionProp
           ))}
         </ul>
       ) : null}
-      <div className="field">
-        <label htmlFor={commentId}>Comment (required to request changes)</label>
-        <textarea
-          id={commentId}
-          ref={ref}
-          rows={2}
-          value={comment}
-          disabled={busy}
-          onChange={(e) => {
-            setComment(e.target.value);
-            if (error) setError(null);
-          }}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? errorId : undefined}
-        />
-        {error ? (
-          <p id={errorId} className="field-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-      </div>
+      <AnswerField
+        label="Comment (required to request changes)"
+        rows={2}
+        value={comment}
+        onChange={(value) => {
+          setComment(value);
+          if (error) setError(null);
+        }}
+        error={error}
+        disabled={busy}
+        fieldRef={ref}
+      />
       <div className="button-row">
         <Button variant="primary" busy={busy && pending?.optionId === "approve"} disabled={busy} onClick={approve}>
           Approve

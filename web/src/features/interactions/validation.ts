@@ -2,30 +2,11 @@
 // and a message that says how to fix it.
 
 import type { InteractionRequest, InteractionResponse, InteractionOption, Interaction } from "../../api/types";
-
-const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const INTEGER = /^[+-]?\d+$/;
+import { formatProblem } from "../../answering/formats";
 
 export function validateInput(request: Pick<InteractionRequest, "format" | "pattern">, text: string): string | null {
-  const value = text;
-  if (!value.trim()) return "An answer is required.";
-  switch (request.format) {
-    case "email":
-      if (!EMAIL.test(value)) return "Enter an email address, like name@example.com.";
-      break;
-    case "url":
-      if (!isWebUrl(value)) return "Enter a web address starting with http:// or https://.";
-      break;
-    case "number":
-      if (!NUMBER.test(value.trim()) || !Number.isFinite(Number(value))) return "Enter a number, like 3 or 2.5.";
-      break;
-    case "integer":
-      if (!INTEGER.test(value.trim())) return "Enter a whole number, like 3.";
-      break;
-    default:
-      break;
-  }
+  const problem = formatProblem(request.format, text);
+  if (problem) return problem;
   if (request.pattern) {
     let re: RegExp | null = null;
     try {
@@ -33,34 +14,9 @@ export function validateInput(request: Pick<InteractionRequest, "format" | "patt
     } catch {
       re = null; // a pattern JavaScript cannot read: the hub still checks it
     }
-    if (re && !re.test(value)) return `The answer does not have the expected form (${request.pattern}).`;
+    if (re && !re.test(text)) return `The answer does not have the expected form (${request.pattern}).`;
   }
   return null;
-}
-
-function isWebUrl(text: string): boolean {
-  if (/\s/.test(text)) return false;
-  try {
-    const url = new URL(text);
-    return (url.protocol === "http:" || url.protocol === "https:") && !!url.hostname;
-  } catch {
-    return false;
-  }
-}
-
-export function formatHint(format: InteractionRequest["format"]): string | null {
-  switch (format) {
-    case "email":
-      return "An email address";
-    case "url":
-      return "A web address (http:// or https://)";
-    case "number":
-      return "A number";
-    case "integer":
-      return "A whole number";
-    default:
-      return null;
-  }
 }
 
 /** The options a card shows; approval and review get their defaults when the agent sent none. */

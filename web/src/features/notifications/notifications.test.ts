@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { HubEvent } from "../../api/types";
+import { asHubEvent, type LooseEvent } from "../../test/fixtures";
 import { healthText } from "./NotificationSettings";
 import { deviceLabel } from "./push";
 import { noticeFor } from "./useBrowserNotifications";
 
-function event(type: string, payload: Record<string, unknown>, extra: Partial<HubEvent> = {}): HubEvent {
-  return { id: "e1", type, version: "0.1", occurredAt: "2026-01-01T00:00:00Z", workspaceId: "ws_1", payload, ...extra };
+function event(type: string, payload: Record<string, unknown>, extra: Partial<LooseEvent> = {}): HubEvent {
+  return asHubEvent({ id: "e1", type, version: "0.1", occurredAt: "2026-01-01T00:00:00Z", workspaceId: "ws_1", payload, ...extra });
 }
 
 describe("page notifications", () => {

@@ -23,21 +23,21 @@ export interface PageNotice {
 
 /** The same words and tags as the hub's pushes (src/lineup/hub/notify/rules.py). */
 export function noticeFor(event: HubEvent, workspaceId: string, agentName: (id: string | null | undefined) => string): PageNotice | null {
-  const p = event.payload as Record<string, unknown>;
   const agentOf = (actor?: string | null) => (actor?.startsWith("agent:") ? agentName(actor.slice(6)) : "An agent");
   if (event.type === "interaction.requested") {
-    const i = (p.interaction ?? {}) as { id?: string; type?: string };
+    const i = event.payload.interaction;
     const q = new URLSearchParams({ workspace: workspaceId, interaction: i.id ?? "" });
     if (event.taskId) q.set("task", event.taskId);
     return {
       kind: "waiting",
       title: "Waiting for you",
-      body: `${agentOf(event.actor)} asks for your ${WORDS[i.type ?? ""] ?? "decision"}.`,
+      body: `${agentOf(event.actor)} asks for your ${WORDS[i.type] ?? "decision"}.`,
       url: `/inbox?${q}`,
       tag: `lineup:interaction:${i.id}`,
     };
   }
-  if (event.type === "tool.called" && typeof p.name === "string" && p.name in TOOL_WORDS) {
+  if (event.type === "tool.called" && event.payload.name in TOOL_WORDS) {
+    const p = event.payload;
     const id = String(p.toolCallId ?? "");
     const q = new URLSearchParams({ workspace: workspaceId, toolCall: id });
     if (event.taskId) q.set("task", event.taskId);
@@ -49,7 +49,8 @@ export function noticeFor(event: HubEvent, workspaceId: string, agentName: (id: 
       tag: `lineup:tool-call:${id}`,
     };
   }
-  if (event.type === "task.status_changed" && (p.status === "failed" || p.status === "succeeded")) {
+  if (event.type === "task.status_changed" && (event.payload.status === "failed" || event.payload.status === "succeeded")) {
+    const p = event.payload;
     const taskId = String(p.taskId ?? event.taskId ?? "");
     const failed = p.status === "failed";
     const who = agentOf(event.actor === "system" ? null : event.actor);

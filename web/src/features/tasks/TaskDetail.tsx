@@ -4,6 +4,7 @@ import { useMemo, useState } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { HubEvent, InteractionRequest, TaskDetail as Detail } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
+import { failureText } from "./failure";
 import { useResource } from "../../lib/useResource";
 import { fullTime, clockTime } from "../../lib/time";
 import { useNow } from "../../lib/useNow";
@@ -24,6 +25,7 @@ import {
 import { InteractionCard } from "../interactions/InteractionCard";
 import { describeEvent, describeTaskEvent, type TimelineContext } from "./timeline";
 import { linkAttributes } from "../../lib/links";
+import "./tasks.css";
 
 const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
 
@@ -114,7 +116,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         <Banner tone="danger" title="This task failed">
           {task.error === "agent_unreachable"
             ? "The agent did not come back within the grace period."
-            : (task.error ?? "The agent reported a failure.")}
+            : (failureText(task) ?? "The agent reported a failure.")}
         </Banner>
       ) : null}
 

@@ -2,6 +2,7 @@ import type { Task } from "../../api/types";
 import { Link, useLocation, withQuery } from "../../lib/router";
 import { Icon, ProgressBar, TaskStatusPill, RelativeTime } from "../../ui";
 import { useWorkspace } from "../../app/workspace";
+import { failureText } from "./failure";
 
 /** When the row's time is: the loss of the agent's connection while that is the news, else the
  * task's last change. */
@@ -56,8 +57,8 @@ export function TaskRow({
           </span>
         </span>
         <span className="task-row-title">{task.title}</span>
-        {note || task.summary || task.error ? (
-          <span className="task-row-summary">{note ?? task.summary ?? task.error}</span>
+        {note || task.summary || failureText(task) ? (
+          <span className="task-row-summary">{note ?? task.summary ?? failureText(task)}</span>
         ) : null}
         <span className="task-row-foot">
           <span className="task-row-agent">{agentName(task.targetAgentId)}</span>

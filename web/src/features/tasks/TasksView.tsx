@@ -12,6 +12,7 @@ import { EmptyState, ErrorBanner, Loading } from "../../ui";
 import { TaskRow } from "./TaskRow";
 import { arrangeTasks } from "./arrange";
 import { applyTaskEvent, touchesTaskList } from "./live";
+import "./tasks.css";
 
 const TABS: Array<{ id: TaskFilter; label: string; empty: string }> = [
   { id: "all", label: "All", empty: "No tasks yet. Open a conversation, write what you need and tick “Track as task”." },

@@ -3,6 +3,7 @@
 // the list is read again after them for what an event alone cannot say (a new task, a filter).
 
 import type { HubEvent, Task, TaskStatus } from "../../api/types";
+import { isTaskStatus } from "../../ui";
 
 const ACTIVE = new Set<TaskStatus>(["queued", "running", "waiting_for_human"]);
 
@@ -26,15 +27,16 @@ function isoOf(value: unknown, fallback: string): string {
 }
 
 function patchTask(task: Task, event: HubEvent): Task {
-  const p = event.payload as Record<string, unknown>;
-  const taskId = typeof p.taskId === "string" ? p.taskId : event.taskId;
+  const taskId = typeof event.payload.taskId === "string" ? event.payload.taskId : event.taskId;
   if (taskId === task.id) {
     if (event.type === "task.accepted") return { ...task, status: "running", updatedAt: event.occurredAt };
     if (event.type === "task.cancel_requested") {
+      const p = event.payload;
       return { ...task, cancelRequested: true, cancelReason: typeof p.reason === "string" ? p.reason : task.cancelReason };
     }
     if (event.type === "task.status_changed") {
-      const status = typeof p.status === "string" ? (p.status as TaskStatus) : task.status;
+      const p = event.payload;
+      const status = isTaskStatus(p.status) ? p.status : task.status;
       return {
         ...task,
         status,
@@ -46,16 +48,17 @@ function patchTask(task: Task, event: HubEvent): Task {
       };
     }
   }
-  const agentId = p.agentId;
+  const agentId = event.payload.agentId;
   if (typeof agentId === "string" && agentId === task.targetAgentId) {
     const lost =
-      (event.type === "agent.status_changed" && p.status === "offline") || event.type === "agent.revoked";
+      (event.type === "agent.status_changed" && event.payload.status === "offline") || event.type === "agent.revoked";
     if (lost && (task.status === "running" || task.status === "waiting_for_human")) {
+      const beat = event.payload.lastHeartbeatAt;
       return {
         ...task,
         agentConnectionLost: true,
         connectionLostAt: event.occurredAt,
-        lastHeartbeatAt: p.lastHeartbeatAt != null ? isoOf(p.lastHeartbeatAt, event.occurredAt) : task.lastHeartbeatAt,
+        lastHeartbeatAt: beat != null ? isoOf(beat, event.occurredAt) : task.lastHeartbeatAt,
       };
     }
     if (event.type === "agent.connected" && task.agentConnectionLost) {

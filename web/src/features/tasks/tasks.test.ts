@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HubEvent, Task } from "../../api/types";
+import { asHubEvent, type LooseEvent } from "../../test/fixtures";
 import { attentionNote } from "../inbox/InboxView";
 import { arrangeTasks } from "./arrange";
 import { applyTaskEvent, touchesTaskList } from "./live";
@@ -31,8 +32,8 @@ function task(id: string, overrides: Partial<Task> = {}): Task {
   };
 }
 
-function event(type: string, payload: Record<string, unknown>, extra: Partial<HubEvent> = {}): HubEvent {
-  return {
+function event(type: string, payload: Record<string, unknown>, extra: Partial<LooseEvent> = {}): HubEvent {
+  return asHubEvent({
     id: `evt_${type}`,
     type,
     version: "0.1",
@@ -41,7 +42,7 @@ function event(type: string, payload: Record<string, unknown>, extra: Partial<Hu
     sequence: 50,
     payload,
     ...extra,
-  };
+  });
 }
 
 const names = (actor: string | null | undefined) =>

@@ -1,10 +1,9 @@
 // One human-readable line per recorded event, for task timelines and agent diagnostics.
 
-import type { HubEvent, InteractionRequest, InteractionResponse } from "../../api/types";
+import type { HubEvent, InteractionRequest } from "../../api/types";
 import { taskStatusLabel, type IconName, type Tone } from "../../ui";
 import { describeResponse } from "../interactions/validation";
 import { TASK_CANCELLED_REASON } from "../interactions/withdrawn";
-import type { TaskStatus } from "../../api/types";
 
 export interface TimelineLine {
   icon: IconName;
@@ -45,13 +44,12 @@ export function describeTaskEvent(
   interactionRequests: Map<string, InteractionRequest>,
   context: TimelineContext,
 ): TimelineLine {
-  const p = event.payload as Record<string, unknown>;
   if (event.type === "agent.connected") {
-    return { icon: "dot", tone: "success", text: `${actorName(`agent:${String(p.agentId ?? "")}`)} reconnected` };
+    return { icon: "dot", tone: "success", text: `${actorName(`agent:${String(event.payload.agentId ?? "")}`)} reconnected` };
   }
-  if (event.type === "agent.status_changed" && p.status === "offline") {
-    const beat = clock(p.lastHeartbeatAt);
-    const name = actorName(`agent:${String(p.agentId ?? "")}`);
+  if (event.type === "agent.status_changed" && event.payload.status === "offline") {
+    const beat = clock(event.payload.lastHeartbeatAt);
+    const name = actorName(`agent:${String(event.payload.agentId ?? "")}`);
     return { icon: "plugOff", tone: "danger", text: `${name} lost its connection${beat ? ` — last heartbeat ${beat}` : ""}` };
   }
   const line = describeEvent(event, actorName, interactionRequests);
@@ -66,21 +64,20 @@ export function describeEvent(
   actorName: (actor: string | null | undefined) => string,
   interactionRequests: Map<string, InteractionRequest> = new Map(),
 ): TimelineLine {
-  const p = event.payload as Record<string, unknown>;
   const who = actorName(event.actor);
   switch (event.type) {
     case "task.created":
-      return { icon: "plus", tone: "neutral", text: `${who} created the task “${truncate(String(p.title ?? ""))}”` };
+      return { icon: "plus", tone: "neutral", text: `${who} created the task “${truncate(String(event.payload.title ?? ""))}”` };
     case "task.accepted":
       return { icon: "running", tone: "running", text: `${who} accepted the task` };
     case "task.status_changed": {
-      const status = String(p.status ?? "") as TaskStatus;
+      const status = event.payload.status;
       const parts = [`${who === "LineUp" ? "LineUp marked it" : `${who} reported`} ${taskStatusLabel(status).toLowerCase()}`];
-      if (typeof p.progress === "number") parts.push(`${p.progress}%`);
+      if (typeof event.payload.progress === "number") parts.push(`${event.payload.progress}%`);
       let text = parts.join(", ");
-      if (typeof p.summary === "string" && p.summary) text += ` — ${truncate(p.summary)}`;
-      if (status === "failed" && typeof p.error === "string" && p.error) {
-        text += p.error === "agent_unreachable" ? " (the agent did not come back in time)" : ` (${truncate(p.error, 120)})`;
+      if (typeof event.payload.summary === "string" && event.payload.summary) text += ` — ${truncate(event.payload.summary)}`;
+      if (status === "failed" && typeof event.payload.error === "string" && event.payload.error) {
+        text += event.payload.error === "agent_unreachable" ? " (the agent did not come back in time)" : ` (${truncate(event.payload.error, 120)})`;
       }
       const tone: Tone =
         status === "succeeded" ? "success" : status === "failed" ? "danger" : status === "waiting_for_human" ? "waiting" : "running";
@@ -89,15 +86,15 @@ export function describeEvent(
       return { icon, tone, text };
     }
     case "task.child_created":
-      return { icon: "tasks", tone: "neutral", text: `${who} added a child task “${truncate(String(p.title ?? ""))}”` };
+      return { icon: "tasks", tone: "neutral", text: `${who} added a child task “${truncate(String(event.payload.title ?? ""))}”` };
     case "task.cancel_requested":
       return {
         icon: "stopCircle",
         tone: "waiting",
-        text: `${who} asked the agent to stop${typeof p.reason === "string" && p.reason ? ` (${truncate(p.reason)})` : ""}`,
+        text: `${who} asked the agent to stop${typeof event.payload.reason === "string" && event.payload.reason ? ` (${truncate(event.payload.reason)})` : ""}`,
       };
     case "interaction.requested": {
-      const i = (p.interaction ?? {}) as InteractionRequest;
+      const i = event.payload.interaction;
       return {
         icon: "hand",
         tone: "waiting",
@@ -105,18 +102,18 @@ export function describeEvent(
       };
     }
     case "interaction.resolved": {
-      const request = interactionRequests.get(String(p.interactionId));
-      const response = p.response as InteractionResponse | undefined;
-      const name = typeof p.respondedByName === "string" && p.respondedByName ? p.respondedByName : who;
+      const request = interactionRequests.get(String(event.payload.interactionId));
+      const response = event.payload.response;
+      const name = typeof event.payload.respondedByName === "string" && event.payload.respondedByName ? event.payload.respondedByName : who;
       const answer = request && response ? describeResponse({ request, response }) : "";
       return { icon: "checkCircle", tone: "success", text: `${name} answered${answer ? `: ${truncate(answer)}` : ""}` };
     }
     case "interaction.expired":
       return { icon: "clock", tone: "neutral", text: "A request expired without an answer" };
     case "interaction.cancelled": {
-      const request = interactionRequests.get(String(p.interactionId));
+      const request = interactionRequests.get(String(event.payload.interactionId));
       const what = request ? ` “${truncate(request.title ?? "")}”` : "";
-      if (p.reason === TASK_CANCELLED_REASON)
+      if (event.payload.reason === TASK_CANCELLED_REASON)
         return { icon: "stopCircle", tone: "neutral", text: `Request${what} withdrawn: the task was cancelled` };
       return { icon: "stopCircle", tone: "neutral", text: `The agent withdrew a request${what}` };
     }
@@ -124,30 +121,30 @@ export function describeEvent(
       return {
         icon: "stopCircle",
         tone: "neutral",
-        text: p.reason === TASK_CANCELLED_REASON ? "A tool call was withdrawn: the task was cancelled" : "The agent withdrew a tool call",
+        text: event.payload.reason === TASK_CANCELLED_REASON ? "A tool call was withdrawn: the task was cancelled" : "The agent withdrew a tool call",
       };
     case "artifact.created":
-      return { icon: "file", tone: "neutral", text: `${who} produced “${truncate(String(p.name ?? "an artifact"))}”` };
+      return { icon: "file", tone: "neutral", text: `${who} produced “${truncate(String(event.payload.name ?? "an artifact"))}”` };
     case "message.created": {
-      const author = (p.author ?? {}) as { name?: string };
+      const author = event.payload.author;
       const name = who === "A teammate" && author.name ? author.name : who;
-      return { icon: "chat", tone: "neutral", text: `${name}: ${truncate(String(p.content ?? ""))}` };
+      return { icon: "chat", tone: "neutral", text: `${name}: ${truncate(String(event.payload.content ?? ""))}` };
     }
     case "agent.paired":
-      return { icon: "key", tone: "neutral", text: `Paired as “${String(p.name ?? "agent")}”` };
+      return { icon: "key", tone: "neutral", text: `Paired as “${String(event.payload.name ?? "agent")}”` };
     case "agent.connected": {
-      const bits = [p.runtime, p.agentVersion].filter((x) => typeof x === "string" && x).join(" ");
+      const bits = [event.payload.runtime, event.payload.agentVersion].filter((x) => typeof x === "string" && x).join(" ");
       return { icon: "dot", tone: "success", text: `Connected${bits ? ` (${bits})` : ""}` };
     }
     case "agent.status_changed": {
-      const status = String(p.status ?? "");
-      const beat = clock(p.lastHeartbeatAt);
+      const status = String(event.payload.status ?? "");
+      const beat = clock(event.payload.lastHeartbeatAt);
       if (status === "offline")
         return { icon: "plugOff", tone: "danger", text: `Went offline${beat ? ` — last heartbeat ${beat}` : ""}` };
       return { icon: "dot", tone: status === "online" ? "success" : "neutral", text: `Status: ${status}` };
     }
     case "agent.renamed":
-      return { icon: "pencil", tone: "neutral", text: `${who} renamed it “${String(p.name ?? "")}”` };
+      return { icon: "pencil", tone: "neutral", text: `${who} renamed it “${String(event.payload.name ?? "")}”` };
     case "agent.revoked":
       return { icon: "xCircle", tone: "neutral", text: `${who} revoked its access` };
     default:

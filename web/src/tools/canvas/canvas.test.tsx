@@ -2,6 +2,7 @@ import { act, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { ManualBus, RealtimeBusProvider } from "../../realtime/RealtimeProvider";
 import { fakeToolApi, makeCall, makeCanvas } from "../testing";
+import { asHubEvent } from "../../test/fixtures";
 import { CanvasCard } from "./CanvasCard";
 import { CanvasView } from "./CanvasView";
 import { canvasAnswer } from "./canvas";
@@ -44,7 +45,7 @@ describe("the canvas tool", () => {
     expect(screen.getByText("Open")).toBeVisible();
     api.canvas.mockResolvedValue(makeCanvas({ strokes: [], status: "closed" }));
     act(() =>
-      bus.emit({
+      bus.emit(asHubEvent({
         id: "e2",
         type: "tool.completed",
         version: "0.1",
@@ -52,7 +53,7 @@ describe("the canvas tool", () => {
         workspaceId: "ws",
         sequence: 30,
         payload: { toolCallId: "tc_clear", name: "canvas", result: { message: "cleared" } },
-      }),
+      })),
     );
     await waitFor(() => expect(screen.getByRole("img", { name: "Canvas 400 by 300, 0 strokes, closed" })).toBeVisible());
     expect(screen.getByText("Closed")).toBeVisible();

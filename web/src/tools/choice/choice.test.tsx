@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ManualBus, RealtimeBusProvider } from "../../realtime/RealtimeProvider";
 import { ToolCallCard } from "../ToolCallCard";
 import { answered, fakeToolApi, makeCall } from "../testing";
+import { asHubEvent } from "../../test/fixtures";
 import { choiceAnswer } from "./choice";
 
 const call = makeCall("choice", "select", { question: "Deploy where?", options: ["test", "staging", "production"] });
@@ -46,7 +47,7 @@ describe("the choice tool", () => {
     const { bus } = card();
     const { act } = await import("@testing-library/react");
     act(() =>
-      bus.emit({
+      bus.emit(asHubEvent({
         id: "e1",
         type: "tool.completed",
         version: "0.1",
@@ -54,7 +55,7 @@ describe("the choice tool", () => {
         workspaceId: "ws",
         sequence: 20,
         payload: { toolCallId: call.id, result: { message: "production" }, answeredBy: "user:u2", answeredByName: "Bo", answeredAt: 1 },
-      }),
+      })),
     );
     expect(screen.getByText("production", { selector: ".outcome-answer" })).toBeVisible();
     expect(screen.getByText("Bo")).toBeVisible();

@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ToolCallCard } from "../ToolCallCard";
 import { fakeToolApi, makeCall } from "../testing";
-import { inputProblem } from "./input";
+import { formatProblem } from "../../answering/formats";
 
 describe("the input tool", () => {
   it("checks the format before sending, saying how to fix it", async () => {
@@ -24,13 +24,13 @@ describe("the input tool", () => {
   });
 
   it("follows the hub's rules for every format", () => {
-    expect(inputProblem(null, "anything")).toBeNull();
-    expect(inputProblem("text", "  ")).toMatch(/required/);
-    expect(inputProblem("url", "https://example.test")).toBeNull();
-    expect(inputProblem("url", "example.test")).toMatch(/web address/);
-    expect(inputProblem("number", "2.5")).toBeNull();
-    expect(inputProblem("number", "two")).toMatch(/number/);
-    expect(inputProblem("integer", "42")).toBeNull();
-    expect(inputProblem("integer", "4.2")).toMatch(/whole number/);
+    expect(formatProblem(null, "anything")).toBeNull();
+    expect(formatProblem("text", "  ")).toMatch(/required/);
+    expect(formatProblem("url", "https://example.test")).toBeNull();
+    expect(formatProblem("url", "example.test")).toMatch(/web address/);
+    expect(formatProblem("number", "2.5")).toBeNull();
+    expect(formatProblem("number", "two")).toMatch(/number/);
+    expect(formatProblem("integer", "42")).toBeNull();
+    expect(formatProblem("integer", "4.2")).toMatch(/whole number/);
   });
 });
