@@ -41,8 +41,6 @@ from lineup.protocol.interaction import Attachment, InteractionResponse
 from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, records
 
-ACTIVE_TASK_STATUSES = ("queued", "running", "waiting_for_human")
-
 
 def derived_id(prefix: str, *parts: str) -> str:
     """A stable id made from an idempotency key, so a resent command names the same object."""
