@@ -16,8 +16,8 @@ from lineup.hub.downlink import for_person
 from lineup.hub.fanout import Broker, Subscription
 from lineup.hub.leases import DatabaseLeases, LocalLeases, node_lease
 from lineup.hub.streams import decode_events, encode_events
+from lineup.protocol.times import now_ms
 from lineup.store import NewEvent, Store, StoredEvent, agent_links
-from lineup.store.store import system_clock_ms
 
 WS = "ws_cluster"
 
@@ -202,7 +202,7 @@ def _blocked_until(predicate: Callable[[], bool], within: float) -> bool:
 
 
 async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> None:
-    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.5)
+    leases = DatabaseLeases(store, "a-1", now_ms, ttl=1.5)
     leases.keep("monitor")
     keeper = asyncio.create_task(leases.run())
     try:
@@ -218,7 +218,7 @@ async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> 
 
 
 async def test_a_node_whose_event_loop_stopped_turning_stops_renewing(store: Store) -> None:
-    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.0)
+    leases = DatabaseLeases(store, "a-1", now_ms, ttl=1.0)
     keeper = asyncio.create_task(leases.run())
     try:
         await _until(lambda: leases.held(node_lease("a-1")), "the first renewal")

@@ -6,7 +6,7 @@ from typing import Any
 
 from lineup.hub.downlink import for_person
 from lineup.hub.presence import Presence
-from lineup.protocol.envelope import format_timestamp, ms_to_datetime
+from lineup.protocol.times import iso
 from lineup.store import (
     Agent,
     Artifact,
@@ -18,10 +18,6 @@ from lineup.store import (
     User,
     UserWorkspace,
 )
-
-
-def iso(ms: int | None) -> str | None:
-    return None if ms is None else format_timestamp(ms_to_datetime(ms))
 
 
 def user(u: User) -> dict[str, Any]:
