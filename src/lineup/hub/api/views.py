@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lineup.domain import ACTIVE_STATUSES
 from lineup.hub.downlink import for_person
 from lineup.hub.presence import Presence
 from lineup.protocol.times import iso
@@ -99,7 +100,7 @@ def task(t: Task, agents: dict[str, Agent] | None = None) -> dict[str, Any]:
         "connectionLostAt": None,
     }
     target = (agents or {}).get(t.target_agent_id or "")
-    active = t.status in ("running", "waiting_for_human")
+    active = t.status in ACTIVE_STATUSES
     if target is not None and active and target.status in ("offline", "revoked"):
         body["agentConnectionLost"] = True
         body["lastHeartbeatAt"] = iso(target.last_heartbeat_at)
