@@ -55,6 +55,12 @@ SCRIPT = textwrap.dedent(
 
     print(repr(demo), repr(agent))
     assert main(["version"]) == 0
+    try:
+        main(["demo-agent", "--help"])
+    except SystemExit as done:
+        assert done.code == 0
+    else:
+        raise AssertionError("demo-agent --help prints its help and exits")
     assert main(["serve"]) == 2
     assert main(["direct", "--token", "long-enough-token"]) == 2
     loaded = {name.split(".")[0] for name in sys.modules}
