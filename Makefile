@@ -37,6 +37,7 @@ run: setup
 lint: setup
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/lint-imports
 
 typecheck: setup
 	$(BIN)/mypy

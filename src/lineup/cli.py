@@ -9,6 +9,9 @@ from pathlib import Path
 
 from lineup import __version__
 
+HUB_COMMANDS = ("serve", "user", "secrets", "direct")
+"""Commands that run the hub (direct mode embeds it): they need ``pip install 'lineup[hub]'``."""
+
 
 def _cmd_version(_: argparse.Namespace) -> int:
     from lineup.protocol import PROTOCOL_VERSION
@@ -39,10 +42,34 @@ def build_parser() -> argparse.ArgumentParser:
     schemas.add_argument("--out", default="docs/spec/schemas", help="target directory")
     schemas.set_defaults(func=_cmd_schemas)
 
-    _add_hub_commands(commands)
+    missing = missing_hub_dependency()
+    if missing is None:
+        _add_hub_commands(commands)
     _add_agent_commands(commands)
-    _add_direct_command(commands)
+    if missing is None:
+        _add_direct_command(commands)
+    else:
+        for name in HUB_COMMANDS:
+            commands.add_parser(name, help=f"(needs the hub: {_HUB_INSTALL})", add_help=False)
     return parser
+
+
+_HUB_INSTALL = "pip install 'lineup[hub]'"
+
+
+def missing_hub_dependency() -> str | None:
+    """The name of a hub dependency that is not installed, or None when the hub can run.
+
+    The agent SDK installs without the hub's dependencies; an agent's machine that runs
+    ``lineup serve`` anyway should be told what to install, not shown a traceback."""
+    try:
+        import lineup.direct.cli
+        import lineup.hub.cli  # noqa: F401
+    except ModuleNotFoundError as missing:
+        if missing.name is None or missing.name.split(".")[0] == "lineup":
+            raise
+        return missing.name
+    return None
 
 
 def _add_direct_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,6 +127,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError:  # without the hub's packages: connected to a hub only
             return run(arguments[1:])
         return run(arguments[1:], run_agent=run_either_mode)
+    if arguments[:1] and arguments[0] in HUB_COMMANDS:
+        missing = missing_hub_dependency()
+        if missing is not None:
+            print(
+                f"error: 'lineup {arguments[0]}' runs the hub, whose dependencies are not "
+                f"installed (no module named {missing!r}); install them with: {_HUB_INSTALL}",
+                file=sys.stderr,
+            )
+            return 2
     parser = build_parser()
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):

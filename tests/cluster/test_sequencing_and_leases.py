@@ -16,8 +16,8 @@ from lineup.hub.downlink import for_person
 from lineup.hub.fanout import Broker, Subscription
 from lineup.hub.leases import DatabaseLeases, LocalLeases, node_lease
 from lineup.hub.streams import decode_events, encode_events
-from lineup.store import NewEvent, Store, StoredEvent
-from lineup.store.store import system_clock_ms
+from lineup.protocol.times import now_ms
+from lineup.store import NewEvent, Store, StoredEvent, agent_links
 
 WS = "ws_cluster"
 
@@ -202,7 +202,7 @@ def _blocked_until(predicate: Callable[[], bool], within: float) -> bool:
 
 
 async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> None:
-    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.5)
+    leases = DatabaseLeases(store, "a-1", now_ms, ttl=1.5)
     leases.keep("monitor")
     keeper = asyncio.create_task(leases.run())
     try:
@@ -218,7 +218,7 @@ async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> 
 
 
 async def test_a_node_whose_event_loop_stopped_turning_stops_renewing(store: Store) -> None:
-    leases = DatabaseLeases(store, "a-1", system_clock_ms, ttl=1.0)
+    leases = DatabaseLeases(store, "a-1", now_ms, ttl=1.0)
     keeper = asyncio.create_task(leases.run())
     try:
         await _until(lambda: leases.held(node_lease("a-1")), "the first renewal")
@@ -255,10 +255,10 @@ async def test_on_one_node_every_lease_is_held() -> None:
 
 
 async def test_only_the_node_holding_an_agent_may_unlink_it(store: Store) -> None:
-    await store.write(lambda tx: links.link(tx.connection, "agent_1", WS, "a-1", 1_000))
-    await store.write(lambda tx: links.link(tx.connection, "agent_1", WS, "b-1", 2_000))
-    assert not await store.write(lambda tx: links.unlink(tx.connection, "agent_1", "a-1"))
-    assert await store.write(lambda tx: links.unlink(tx.connection, "agent_1", "b-1"))
+    await store.write(lambda tx: agent_links.link(tx.connection, "agent_1", WS, "a-1", 1_000))
+    await store.write(lambda tx: agent_links.link(tx.connection, "agent_1", WS, "b-1", 2_000))
+    assert not await store.write(lambda tx: agent_links.unlink(tx.connection, "agent_1", "a-1"))
+    assert await store.write(lambda tx: agent_links.unlink(tx.connection, "agent_1", "b-1"))
 
 
 async def test_an_agent_on_a_node_that_stopped_renewing_is_stale(store: Store) -> None:
@@ -266,11 +266,11 @@ async def test_an_agent_on_a_node_that_stopped_renewing_is_stale(store: Store) -
     b = DatabaseLeases(store, "b-1", clock, ttl=10)
     await b.renew()  # b's node lease: expires at now + 10 s
     connected = clock.now
-    await store.write(lambda tx: links.link(tx.connection, "agent_1", WS, "b-1", connected))
+    await store.write(lambda tx: agent_links.link(tx.connection, "agent_1", WS, "b-1", connected))
 
     async def check(now: int) -> tuple[bool, int | None]:
         return await store.write(
-            lambda tx: links.unlink_if_stale(tx.connection, "agent_1", "a-1", now, 50_000, 10_000)
+            lambda tx: links.unlink_if_stale(tx, "agent_1", "a-1", now, 50_000, 10_000)
         )
 
     assert await check(clock.now + 30_000) == (False, None)  # b was alive 30 s ago
@@ -286,11 +286,13 @@ async def test_an_agent_on_a_node_whose_lease_still_runs_is_not_stale_however_la
     b = DatabaseLeases(store, "b-1", clock, ttl=10)
     await b.renew()  # b's node lease: renewed now, expires at now + 10 s
     renewed = clock.now
-    await store.write(lambda tx: links.link(tx.connection, "agent_1", WS, "b-1", renewed - 60_000))
+    await store.write(
+        lambda tx: agent_links.link(tx.connection, "agent_1", WS, "b-1", renewed - 60_000)
+    )
 
     async def check(now: int) -> tuple[bool, int | None]:  # a 4 s heartbeat window
         return await store.write(
-            lambda tx: links.unlink_if_stale(tx.connection, "agent_1", "a-1", now, 4_000, 10_000)
+            lambda tx: links.unlink_if_stale(tx, "agent_1", "a-1", now, 4_000, 10_000)
         )
 
     # a loaded node renews late: 6 s since, more than the window, but its lease still runs

@@ -10,7 +10,7 @@ import pytest
 
 from lineup.hub.client_gateway import encode_event
 from lineup.hub.downlink import for_person
-from lineup.protocol.envelope import format_timestamp, ms_to_datetime
+from lineup.protocol.times import format_timestamp, ms_to_datetime
 from lineup.store import StoredEvent
 
 

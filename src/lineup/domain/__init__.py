@@ -30,6 +30,7 @@ from lineup.domain.interactions import (
     validate_response,
 )
 from lineup.domain.tasks import (
+    ACTIVE_STATUSES,
     LEGAL_TRANSITIONS,
     TERMINAL_STATUSES,
     TaskState,
@@ -43,6 +44,7 @@ from lineup.domain.tasks import (
 )
 
 __all__ = [
+    "ACTIVE_STATUSES",
     "ERROR_CODES",
     "INPUT_FORMATS",
     "LEGAL_TRANSITIONS",

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from types import MappingProxyType
 
 from lineup.domain.errors import DomainError
+from lineup.protocol.events import TaskStatusName
 
-
-class TaskStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    WAITING_FOR_HUMAN = "waiting_for_human"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
+TaskStatus = TaskStatusName
+"""The statuses are the wire's, defined once in the protocol; the rules over them are here."""
 
 
 class TaskTransitionError(DomainError):
@@ -30,6 +24,9 @@ class TaskTransitionError(DomainError):
 _S = TaskStatus
 
 TERMINAL_STATUSES: frozenset[TaskStatus] = frozenset({_S.SUCCEEDED, _S.FAILED, _S.CANCELLED})
+
+ACTIVE_STATUSES: tuple[TaskStatus, ...] = (_S.RUNNING, _S.WAITING_FOR_HUMAN)
+"""The agent has the task and has not finished it: what an unreachable agent leaves hanging."""
 
 # Staying in the same status is deliberately absent: that is a progress update (see `report`).
 LEGAL_TRANSITIONS: Mapping[TaskStatus, frozenset[TaskStatus]] = MappingProxyType(

@@ -28,7 +28,7 @@ from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.codec import encode
-from lineup.protocol.envelope import Envelope, fingerprint, ms_to_datetime
+from lineup.protocol.envelope import Envelope, fingerprint
 from lineup.protocol.errors import InvalidArgument, LineupError, Unauthenticated, UnknownResult
 from lineup.protocol.frames import ErrorFrame
 from lineup.protocol.session import (
@@ -38,6 +38,7 @@ from lineup.protocol.session import (
     HelloReceived,
     HubSession,
 )
+from lineup.protocol.times import ms_to_datetime
 from lineup.store import StoredEvent
 
 log = logging.getLogger("lineup.hub.agents")

@@ -25,15 +25,16 @@ from lineup.hub.config import Settings
 from lineup.hub.errors import install_error_handlers
 from lineup.hub.lifespan import hub_lifespan
 from lineup.hub.logs import RequestContext
-from lineup.hub.recorder import Clock, system_clock
+from lineup.hub.recorder import Clock
 from lineup.hub.request_guard import RequestGuard
 from lineup.hub.security_headers import SecurityHeaders
 from lineup.hub.web_app import STATIC_DIR, mount_web_app
+from lineup.protocol.times import now_ms
 
 AGENT_SOCKET_PATH = "/ws/agent"
 
 
-def create_app(settings: Settings, *, clock: Clock = system_clock) -> FastAPI:
+def create_app(settings: Settings, *, clock: Clock = now_ms) -> FastAPI:
     app = FastAPI(
         title="LineUp hub",
         version=__version__,

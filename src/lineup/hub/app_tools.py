@@ -51,7 +51,7 @@ from lineup.hub.recorder import Writing
 from lineup.hub.translate import ToolOutcome, tool_call_pending
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.codec import Decoded, describe_validation_error
-from lineup.protocol.envelope import Envelope, format_timestamp, ms_to_datetime
+from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import (
     Conflict,
     ErrorCode,
@@ -62,6 +62,7 @@ from lineup.protocol.errors import (
 )
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
+from lineup.protocol.times import format_timestamp, iso, ms_to_datetime
 from lineup.protocol.tools import (
     ActionTool,
     AppTool,
@@ -588,10 +589,6 @@ def _event_id(envelope: Envelope) -> str:
 
 
 # --- views ---------------------------------------------------------------------------------
-
-
-def iso(ms: int | None) -> str | None:
-    return None if ms is None else format_timestamp(ms_to_datetime(ms))
 
 
 def tool_call_view(row: ToolCallRecord) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 from urllib.parse import urlsplit
@@ -24,16 +23,12 @@ from lineup.hub.follow import Follower
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.codec import Decoded, Rejected, decode_frame, encode, refuse_binary
-from lineup.protocol.envelope import (
-    PROTOCOL_VERSION,
-    Envelope,
-    format_timestamp,
-    ms_to_datetime,
-)
+from lineup.protocol.envelope import PROTOCOL_VERSION, Envelope
 from lineup.protocol.errors import Forbidden, InvalidArgument, LineupError, Unauthenticated
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
 from lineup.protocol.session import CloseCode
+from lineup.protocol.times import iso, ms_to_datetime
 from lineup.store import StoredEvent
 
 log = logging.getLogger("lineup.hub.clients")
@@ -183,7 +178,7 @@ def encode_event(event: StoredEvent) -> str:
     conversation, task, correlation = event.conversation_id, event.task_id, event.correlation_id
     return (
         f'{{"id":{_string(event.id)},"type":{_string(event.type)},"version":"{PROTOCOL_VERSION}",'
-        f'"occurredAt":"{_timestamp(event.occurred_at)}","workspaceId":{_string(event.workspace_id)}'
+        f'"occurredAt":"{iso(event.occurred_at)}","workspaceId":{_string(event.workspace_id)}'
         f"{'' if conversation is None else _CONVERSATION + _string(conversation)}"
         f"{'' if task is None else _TASK + _string(task)}"
         f',"sequence":{event.sequence:d}'
@@ -202,7 +197,7 @@ def person_frame(event: StoredEvent) -> dict[str, object]:
         "id": event.id,
         "type": event.type,
         "version": PROTOCOL_VERSION,
-        "occurredAt": format_timestamp(ms_to_datetime(event.occurred_at)),
+        "occurredAt": iso(event.occurred_at),
         "workspaceId": event.workspace_id,
     }
     if event.conversation_id is not None:
@@ -240,25 +235,3 @@ def _value(value: object) -> str:
     if _C_ENCODE is None:  # a Python without the C accelerator
         return _ENCODE(value)
     return "".join(_C_ENCODE(value, 0))
-
-
-_FAST_UNTIL_MS = 8_000_000_000_000
-"""Until here (the year 2223) a millisecond time is exact as the float seconds
-``ms_to_datetime`` makes of it, so its text splits into a second's text and the milliseconds."""
-
-
-def _timestamp(ms: int) -> str:
-    """``format_timestamp(ms_to_datetime(ms))``: a replay formats as many times as events, and
-    they fall in few seconds, so a second's text is made once and the milliseconds appended."""
-    if 0 <= ms < _FAST_UNTIL_MS:
-        seconds, millis = divmod(ms, 1000)
-        return _second(seconds) + _MILLIS[millis]
-    return format_timestamp(ms_to_datetime(ms))
-
-
-_MILLIS = tuple(f".{millis:03d}Z" for millis in range(1000))
-
-
-@functools.lru_cache(maxsize=1024)
-def _second(seconds: int) -> str:
-    return format_timestamp(ms_to_datetime(seconds * 1000))[: -len(".000Z")]

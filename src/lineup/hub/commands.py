@@ -41,8 +41,6 @@ from lineup.protocol.interaction import Attachment, InteractionResponse
 from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, records
 
-ACTIVE_TASK_STATUSES = ("queued", "running", "waiting_for_human")
-
 
 def derived_id(prefix: str, *parts: str) -> str:
     """A stable id made from an idempotency key, so a resent command names the same object."""
@@ -565,7 +563,7 @@ def task_accepted(
             details={"taskId": task_id, "payloadTaskId": accepted.task_id},
         )
     task = agents_task(w, agent, task_id)
-    if task.status in ("running", "waiting_for_human"):
+    if task.status in domain.ACTIVE_STATUSES:
         return Recorded(None)  # accepted before; a restarted agent says it again
     with domain_rules():
         domain.transition(task_state(task), domain.TaskStatus.RUNNING)
@@ -619,7 +617,7 @@ def task_status_changed(
 def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None) -> Recorded:
     """The grace period ran out: the task fails with ``agent_unreachable`` (seed 001 §7.4)."""
     current = w.read.get_task(task.workspace_id, task.id)
-    if current is None or current.status not in ("running", "waiting_for_human"):
+    if current is None or current.status not in domain.ACTIVE_STATUSES:
         return Recorded(None)
     result = w.append(
         task.workspace_id,
@@ -687,7 +685,7 @@ def interaction_requested(
         )
     if task_id is not None:
         task = agents_task(w, agent, task_id)
-        if task.status not in ("running", "waiting_for_human"):
+        if task.status not in domain.ACTIVE_STATUSES:
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
             )

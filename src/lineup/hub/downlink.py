@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineup.protocol.envelope import Envelope, ms_to_datetime
+from lineup.protocol.envelope import Envelope
+from lineup.protocol.times import ms_to_datetime
 from lineup.store import StoredEvent
 
 

@@ -40,20 +40,15 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
-
-from sqlalchemy import case, delete, insert, or_, select, update
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
+from typing import Protocol
 
 from lineup.store import Store
-from lineup.store.engines import create_backend
-from lineup.store.schema import leases
+from lineup.store import leases as lease_rows
 
 log = logging.getLogger("lineup.hub.leases")
 
-T = TypeVar("T")
-RunOnConnection = Callable[[Callable[[Connection], T]], Awaitable[T]]
+Take = Callable[[list[str]], Awaitable[set[str]]]
+"""Takes or renews the named leases for this node, now; the names taken."""
 
 NODE_PREFIX = "node:"
 SAFETY = 0.8
@@ -140,22 +135,27 @@ class DatabaseLeases:
 
     async def acquire(self, name: str) -> bool:
         self.keep(name)
-        return name in await self._take([name], self._through_store)
+        return name in await self._take([name], self._take_through_store)
 
     async def renew(self) -> None:
         """Take or renew every kept lease in one write."""
-        await self._take(sorted(self._kept), self._through_store)
+        await self._take(sorted(self._kept), self._take_through_store)
 
-    def _through_store(self, fn: Callable[[Connection], T]) -> Awaitable[T]:
-        return self.store.write(lambda tx: fn(tx.connection))
+    def _take_through_store(self, names: list[str]) -> Awaitable[set[str]]:
+        me, clock, ttl_ms = self.instance, self._clock, self.ttl_ms
+        return self.store.write(
+            lambda tx: lease_rows.take(tx.connection, names, me, clock(), ttl_ms)
+        )
 
-    async def _take(self, names: list[str], run: RunOnConnection[set[str]]) -> set[str]:
+    @property
+    def ttl_ms(self) -> int:
+        return int(self.ttl * 1000)
+
+    async def _take(self, names: list[str], take: Take) -> set[str]:
         started = self._monotonic()
-        ttl_ms = int(self.ttl * 1000)
         me = self.instance
-        clock = self._clock
         try:
-            taken = await run(lambda conn: take(conn, names, me, clock(), ttl_ms))
+            taken = await take(names)
         except Exception:
             log.warning("could not renew leases %s", names, exc_info=True)
             return set()
@@ -191,11 +191,8 @@ class DatabaseLeases:
         me = self.instance
         self._valid_until.clear()
 
-        def job(conn: Connection) -> None:
-            conn.execute(delete(leases).where(leases.c.name.in_(names), leases.c.holder == me))
-
         with contextlib.suppress(Exception):
-            await self._through_store(job)
+            await self.store.write(lambda tx: lease_rows.release(tx.connection, names, me))
 
 
 class _Keeper:
@@ -232,58 +229,23 @@ class _Keeper:
         self._loop = asyncio.get_running_loop()
         stopping = self._stopping = asyncio.Event()
         self._started.set()
-        leases = self.leases
-        backend = create_backend(leases.store.url, read_pool_size=1)
+        book = self.leases
+        own = lease_rows.OwnConnection(book.store.url)
+        me, clock, ttl_ms = book.instance, book._clock, book.ttl_ms
 
-        def run(fn: Callable[[Connection], set[str]]) -> Awaitable[set[str]]:
-            def in_transaction(conn: Connection) -> set[str]:
-                with conn.begin():
-                    return fn(conn)
-
-            return backend.run_writer(in_transaction)
+        def take(names: list[str]) -> Awaitable[set[str]]:
+            return own.take(names, me, clock, ttl_ms)
 
         try:
             while not stopping.is_set():
-                if leases._loop_alive():
-                    await leases._take(sorted(leases._kept), run)
+                if book._loop_alive():
+                    await book._take(sorted(book._kept), take)
                 else:
-                    log.warning("the event loop has not turned for %s s: not renewing", leases.ttl)
+                    log.warning("the event loop has not turned for %s s: not renewing", book.ttl)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stopping.wait(), leases.ttl / 3)
+                    await asyncio.wait_for(stopping.wait(), book.ttl / 3)
         finally:
-            await backend.dispose()
-
-
-def take(conn: Connection, names: list[str], me: str, now: int, ttl_ms: int) -> set[str]:
-    """Take or renew ``names`` for ``me``; the names taken. A row changes only where it is
-    ``me``'s or has expired, so of two nodes racing for a lease the row lock lets one win."""
-    taken: set[str] = set()
-    for name in names:
-        renewed = conn.execute(
-            update(leases)
-            .where(leases.c.name == name, or_(leases.c.holder == me, leases.c.expires_at <= now))
-            .values(
-                holder=me,
-                acquired_at=case((leases.c.holder == me, leases.c.acquired_at), else_=now),
-                expires_at=now + ttl_ms,
-            )
-        )
-        if renewed.rowcount == 1:
-            taken.add(name)
-            continue
-        if conn.execute(select(leases.c.name).where(leases.c.name == name)).first() is not None:
-            continue  # another node's, and not expired
-        try:
-            with conn.begin_nested():
-                conn.execute(
-                    insert(leases).values(
-                        name=name, holder=me, acquired_at=now, expires_at=now + ttl_ms
-                    )
-                )
-        except IntegrityError:
-            continue  # another node inserted it first
-        taken.add(name)
-    return taken
+            await own.close()
 
 
 def node_lease(instance: str) -> str:

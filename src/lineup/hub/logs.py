@@ -24,7 +24,6 @@ request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "lineup_request_id", default=None
 )
 
-FIELDS = ("event_id", "agent_id", "workspace_id", "sequence", "task_id", "code", "lease")
 _RESERVED = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
 
 

@@ -20,7 +20,6 @@ Each app has its own registry (tests build many apps in one process). The figure
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -28,6 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from lineup.protocol.times import now_ms
 from lineup.store import StoredEvent
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ _HTTP_CODES = {
 class Metrics:
     def __init__(self, node_id: str, wall_ms: Callable[[], int] | None = None) -> None:
         self.node_id = node_id
-        self._wall_ms = wall_ms or (lambda: time.time_ns() // 1_000_000)
+        self._wall_ms = wall_ms or now_ms
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.people_sockets = 0

@@ -11,20 +11,16 @@ that could still roll back, and events reach followers in commit (= sequence) or
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from lineup.protocol.ids import new_id
+from lineup.protocol.times import now_ms
 from lineup.store import AppendResult, NewEvent, Store, StoredEvent, WriteTx
 from lineup.store.eventlog import reused_id, same_content
 
 T = TypeVar("T")
 Clock = Callable[[], int]
-
-
-def system_clock() -> int:
-    return int(time.time() * 1000)
 
 
 class Writing:
@@ -100,7 +96,7 @@ class Writing:
 
 
 class Recorder:
-    def __init__(self, store: Store, clock: Clock = system_clock) -> None:
+    def __init__(self, store: Store, clock: Clock = now_ms) -> None:
         self.store = store
         self.clock = clock
 

@@ -10,7 +10,8 @@ from lineup.hub.fanout import Broker
 from lineup.hub.live_sessions import LiveSessions
 from lineup.hub.presence import Presence
 from lineup.hub.ratelimit import AttemptLimiter, FailureBackoff
-from lineup.hub.recorder import Clock, Recorder, system_clock
+from lineup.hub.recorder import Clock, Recorder
+from lineup.protocol.times import now_ms
 from lineup.store import Store
 from lineup.store.sealed import Keyring
 
@@ -28,7 +29,7 @@ class Limits:
     signin_by_account: FailureBackoff
 
     @classmethod
-    def from_settings(cls, settings: Settings, clock: Clock = system_clock) -> Limits:
+    def from_settings(cls, settings: Settings, clock: Clock = now_ms) -> Limits:
         window = settings.pairing_window
         return cls(
             pairing_by_ip=AttemptLimiter(settings.pairing_attempts_per_ip, window),
@@ -46,7 +47,7 @@ class HubState:
     recorder: Recorder
     presence: Presence = field(default_factory=Presence)
     live_sessions: LiveSessions = field(default_factory=LiveSessions)
-    clock: Clock = system_clock
+    clock: Clock = now_ms
     limits: Limits | None = None
     started_ms: int = 0
     notifier: Any = None  # the NotificationWorker, once started
@@ -66,7 +67,7 @@ class HubState:
         cls,
         settings: Settings,
         store: Store,
-        clock: Clock = system_clock,
+        clock: Clock = now_ms,
         keyring: Keyring | None = None,
     ) -> HubState:
         # commits reach followers here and on every other node

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
+from lineup.protocol.times import now_ms
 from lineup.store import StoredEvent
 
 log = logging.getLogger("lineup.hub.streams")
@@ -251,7 +251,7 @@ class StreamBus:
         if kind == b"e":
             events = decode_events(fields[b"e"])
             if events:
-                self.last_lag_ms = max(0, time.time_ns() // 1_000_000 - events[-1].recorded_at)
+                self.last_lag_ms = max(0, now_ms() - events[-1].recorded_at)
                 if self._on_received is not None:
                     self._on_received(events)
                 self._on_events(events)

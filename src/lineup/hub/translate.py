@@ -9,8 +9,8 @@ from typing import Any
 from lineup import domain
 from lineup.domain import interactions, pending
 from lineup.protocol import errors
-from lineup.protocol.envelope import datetime_to_ms
 from lineup.protocol.interaction import Interaction, InteractionResponse
+from lineup.protocol.times import datetime_to_ms
 from lineup.store import records
 
 

@@ -12,12 +12,13 @@ from lineup.protocol.codec import (
     decode_object,
     encode,
 )
-from lineup.protocol.envelope import PROTOCOL_VERSION, Envelope, format_timestamp
+from lineup.protocol.envelope import PROTOCOL_VERSION, Envelope
 from lineup.protocol.errors import ErrorCode, LineupError
 from lineup.protocol.events import CATALOG, DOWNLINK_TYPES, RECORDED_TYPES, Sender
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id, new_ulid
 from lineup.protocol.interaction import Interaction, InteractionResponse, InteractionType
+from lineup.protocol.times import format_timestamp
 
 __all__ = [
     "CATALOG",

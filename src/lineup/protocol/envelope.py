@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field, field_serializer
 
 from lineup.protocol._model import WireModel
+from lineup.protocol.times import format_timestamp
 
 PROTOCOL_VERSION: Literal["0.1"] = "0.1"
 
@@ -21,19 +22,6 @@ Identifier = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za
 EventType = Annotated[
     str, Field(min_length=3, max_length=64, pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 ]
-
-
-def format_timestamp(value: datetime) -> str:
-    """ISO 8601 in UTC with millisecond precision and a ``Z``, the one form LineUp writes."""
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def ms_to_datetime(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
-
-
-def datetime_to_ms(value: datetime) -> int:
-    return int(value.timestamp() * 1000)
 
 
 def _version_required(schema: dict[str, Any]) -> None:

@@ -6,14 +6,15 @@ Pure: the caller may inject the time and the randomness, so tests need no clock.
 from __future__ import annotations
 
 import os
-import time
+
+from lineup.protocol import times
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_ulid(now_ms: int | None = None, rand: bytes | None = None) -> str:
     """A 26-character ULID: 48 bits of milliseconds then 80 random bits, Crockford base32."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    ms = times.now_ms() if now_ms is None else now_ms
     if not 0 <= ms < 1 << 48:
         raise ValueError("ULID time must fit in 48 bits")
     randomness = os.urandom(10) if rand is None else rand

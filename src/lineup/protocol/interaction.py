@@ -14,8 +14,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, Field, field_serializer
 
 from lineup.protocol._model import WireModel
-from lineup.protocol.envelope import Identifier, format_timestamp
+from lineup.protocol.envelope import Identifier
 from lineup.protocol.links import LinkUrl
+from lineup.protocol.times import format_timestamp
 
 ShortText = Annotated[str, Field(min_length=1, max_length=200)]
 LongText = Annotated[str, Field(max_length=20_000)]

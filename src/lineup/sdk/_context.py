@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel
 
-from lineup.protocol.envelope import Envelope, format_timestamp
+from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import (
     AgentMessageCreate,
     ArtifactCreated,
@@ -41,6 +41,7 @@ from lineup.protocol.interaction import (
     InteractionOption,
     InteractionType,
 )
+from lineup.protocol.times import format_timestamp
 from lineup.sdk._answers import (
     APPROVE,
     REJECT,

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from lineup.protocol.times import now_ms
 
 StepStatus = Literal["pending", "acked", "failed", "done"]
 JobKind = Literal["task", "message"]
@@ -100,10 +101,6 @@ class OutboxEntry:
     frame: str
     scope: str | None
     step: int | None
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class StateStore:
@@ -195,7 +192,7 @@ class StateStore:
             cursor = self._db.execute(
                 "INSERT INTO jobs (scope, kind, frame, created_ms) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (scope) DO NOTHING",
-                (scope, kind, frame, _now_ms()),
+                (scope, kind, frame, now_ms()),
             )
             self._advance(sequence)
         return cursor.rowcount == 1
@@ -328,7 +325,7 @@ class StateStore:
             cursor = self._db.execute(
                 "INSERT INTO answers (interaction_id, resolved, received_ms) VALUES (?, ?, ?) "
                 "ON CONFLICT (interaction_id) DO NOTHING",
-                (interaction_id, resolved, _now_ms()),
+                (interaction_id, resolved, now_ms()),
             )
             self._advance(sequence)
         return cursor.rowcount == 1
@@ -357,7 +354,7 @@ class StateStore:
         self._db.execute(
             "INSERT INTO outbox (envelope_id, frame, scope, step, created_ms) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (envelope_id) DO NOTHING",
-            (envelope_id, frame, scope, step, _now_ms()),
+            (envelope_id, frame, scope, step, now_ms()),
         )
 
     def first_unsent(self) -> OutboxEntry | None:

@@ -307,15 +307,6 @@ def workspaces_behind(conn: Connection, limit: int = 100) -> list[tuple[str, int
     return [(r.id, int(r.cursor)) for r in conn.execute(stmt).all()]
 
 
-def get_cursor(conn: Connection, workspace_id: str) -> int:
-    value = conn.execute(
-        select(notification_cursors.c.last_sequence).where(
-            notification_cursors.c.workspace_id == workspace_id
-        )
-    ).scalar_one_or_none()
-    return int(value or 0)
-
-
 def set_cursor(conn: Connection, workspace_id: str, sequence: int, now_ms: int) -> None:
     table = notification_cursors
     done = conn.execute(

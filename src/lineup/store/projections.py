@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 
 from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
+from lineup.protocol.events import TaskStatusName
 from lineup.store import statements
 from lineup.store.schema import (
     PROJECTION_TABLES,
@@ -42,8 +43,8 @@ if TYPE_CHECKING:
 
 Handler = Callable[[Connection, "StoredEvent"], None]
 
-RUNNING = "running"
-WAITING_FOR_HUMAN = "waiting_for_human"
+RUNNING = TaskStatusName.RUNNING.value
+WAITING_FOR_HUMAN = TaskStatusName.WAITING_FOR_HUMAN.value
 REQUESTED = "requested"
 PENDING = "pending"
 

@@ -284,6 +284,11 @@ class Reader:
         ).scalar_one_or_none()
         return value or 0
 
+    def last_sequences(self, ids: list[str]) -> dict[str, int]:
+        """Each known workspace's ``last_sequence``; unknown ids are left out."""
+        stmt = select(workspaces.c.id, workspaces.c.last_sequence).where(workspaces.c.id.in_(ids))
+        return {row.id: row.last_sequence for row in self._conn.execute(stmt)}
+
     def first_sequence(self, workspace_id: str) -> int | None:
         """The oldest sequence still stored; a cursor below it minus one needs a resync."""
         stmt = select(func.min(events.c.sequence)).where(events.c.workspace_id == workspace_id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import DBAPIError
 
 from lineup.protocol.errors import Unavailable
+from lineup.protocol.times import now_ms
 from lineup.store import eventlog
 from lineup.store.engines import Backend, create_backend, parse_url, ping
 from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
@@ -28,10 +28,6 @@ from lineup.store.writer import (
 )
 
 T = TypeVar("T")
-
-
-def system_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def database_url_from_env(
@@ -64,7 +60,7 @@ class Store:
         cls,
         url: str | URL,
         *,
-        clock: Clock = system_clock_ms,
+        clock: Clock = now_ms,
         max_batch: int = DEFAULT_MAX_BATCH,
         read_pool_size: int = 4,
     ) -> Store:

@@ -9,10 +9,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from lineup.domain.tasks import ACTIVE_STATUSES
 from lineup.store.records import Agent, Interaction, Task
 from lineup.store.schema import agents, interactions, tasks
-
-ACTIVE = ("running", "waiting_for_human")
 
 
 def agents_with_status(conn: Connection, status: str, limit: int = 1000) -> list[Agent]:
@@ -31,7 +30,7 @@ def unreachable_tasks(conn: Connection, offline_since_ms: int) -> list[Task]:
             & (agents.c.workspace_id == tasks.c.workspace_id),
         )
         .where(
-            tasks.c.status.in_(ACTIVE),
+            tasks.c.status.in_(ACTIVE_STATUSES),
             agents.c.status == "offline",
             agents.c.offline_at <= offline_since_ms,
         )

@@ -16,6 +16,7 @@ from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
 from lineup.protocol.errors import NotFound
 from lineup.protocol.session import CloseCode
+from lineup.protocol.times import iso
 from lineup.store import Reader
 
 router = APIRouter(prefix="/api", tags=["agents"])
@@ -59,7 +60,7 @@ async def create_pairing_code(
     command = f"{lineup} demo-agent --hub {shlex.quote(base)} --code {issued.code}"
     return {
         "code": issued.code,
-        "expiresAt": views.iso(issued.expires_at_ms),
+        "expiresAt": iso(issued.expires_at_ms),
         "expiresInSeconds": int(hub.settings.pairing_ttl),
         "hubUrl": base,
         "command": command,

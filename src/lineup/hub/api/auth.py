@@ -20,6 +20,7 @@ from lineup.hub.api.deps import (
 from lineup.hub.api.openapi import answers
 from lineup.hub.api.responses import View
 from lineup.hub.state import HubState
+from lineup.protocol.times import iso
 
 router = APIRouter(prefix="/api", tags=["accounts"])
 
@@ -180,7 +181,6 @@ async def list_members(hub: Hub, person: Member) -> dict[str, Any]:
     members = await hub.store.read(lambda r: r.list_members(person.workspace_id))
     return {
         "members": [
-            {**views.user(m.user), "role": m.role, "joinedAt": views.iso(m.joined_at)}
-            for m in members
+            {**views.user(m.user), "role": m.role, "joinedAt": iso(m.joined_at)} for m in members
         ]
     }

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Path, Response
 from pydantic import Field
 
 from lineup.hub import invitations
-from lineup.hub.api import views
 from lineup.hub.api.deps import Body, Hub, Member, SignedInUser
 from lineup.hub.api.openapi import answers
 from lineup.hub.api.responses import View
+from lineup.protocol.times import iso
 from lineup.store import InvitationRecord
 
 router = APIRouter(prefix="/api", tags=["accounts"])
@@ -57,9 +57,9 @@ def _view(record: InvitationRecord, now_ms: int) -> dict[str, object]:
         "id": record.id,
         "role": record.role,
         "created_by": record.created_by,
-        "created_at": views.iso(record.created_at),
-        "expires_at": views.iso(record.expires_at),
-        "used_at": views.iso(record.used_at),
+        "created_at": iso(record.created_at),
+        "expires_at": iso(record.expires_at),
+        "used_at": iso(record.used_at),
         "status": status,
     }
 

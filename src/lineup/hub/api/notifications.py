@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Path, Response
 from pydantic import Field
 
-from lineup.hub.api import responses, views
+from lineup.hub.api import responses
 from lineup.hub.api.deps import Body, Hub, SignedInUser
 from lineup.hub.api.openapi import answers
 from lineup.hub.notify import preferences as prefs_rules
@@ -21,6 +21,7 @@ from lineup.hub.notify.worker import push_policy, smtp_settings
 from lineup.hub.state import HubState
 from lineup.protocol.errors import InvalidArgument, NotFound
 from lineup.protocol.ids import new_id
+from lineup.protocol.times import iso
 from lineup.store import notifications as ns
 
 router = APIRouter(prefix="/api/notifications", tags=["notifications"])
@@ -89,10 +90,10 @@ def _device(d: ns.Device) -> dict[str, Any]:
         "id": d.id,
         "label": d.label,
         "endpointOrigin": f"{urlsplit(d.endpoint).scheme}://{urlsplit(d.endpoint).netloc}",
-        "createdAt": views.iso(d.created_at),
-        "lastAttemptAt": views.iso(d.last_attempt_at),
-        "lastDeliveredAt": views.iso(d.last_delivered_at),
-        "failingSince": views.iso(d.failing_since),
+        "createdAt": iso(d.created_at),
+        "lastAttemptAt": iso(d.last_attempt_at),
+        "lastDeliveredAt": iso(d.last_delivered_at),
+        "failingSince": iso(d.failing_since),
         "lastError": d.last_error,
     }
 
@@ -109,9 +110,9 @@ def _notification(n: ns.Notification, labels: dict[str, str]) -> dict[str, Any]:
         "link": n.link,
         "status": n.status,
         "attempts": n.attempts,
-        "createdAt": views.iso(n.created_at),
-        "deliveredAt": views.iso(n.delivered_at),
-        "nextAttemptAt": views.iso(n.next_attempt_at) if n.status == ns.PENDING else None,
+        "createdAt": iso(n.created_at),
+        "deliveredAt": iso(n.delivered_at),
+        "nextAttemptAt": iso(n.next_attempt_at) if n.status == ns.PENDING else None,
         "lastError": n.last_error,
     }
 
@@ -149,9 +150,9 @@ async def notifications_view(hub: HubState, user_id: str) -> dict[str, Any]:
             "email": {
                 "configured": smtp_settings(hub) is not None,
                 "address": user.email if user else None,
-                "lastAttemptAt": views.iso(chosen.email_last_attempt_at),
-                "lastDeliveredAt": views.iso(chosen.email_last_delivered_at),
-                "failingSince": views.iso(chosen.email_failing_since),
+                "lastAttemptAt": iso(chosen.email_last_attempt_at),
+                "lastDeliveredAt": iso(chosen.email_last_delivered_at),
+                "failingSince": iso(chosen.email_failing_since),
                 "lastError": chosen.email_last_error,
             },
             "devices": [_device(d) for d in devices],

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from lineup.domain import ACTIVE_STATUSES
 from lineup.hub.downlink import for_person
 from lineup.hub.presence import Presence
-from lineup.protocol.envelope import format_timestamp, ms_to_datetime
+from lineup.protocol.times import iso
 from lineup.store import (
     Agent,
     Artifact,
@@ -18,10 +19,6 @@ from lineup.store import (
     User,
     UserWorkspace,
 )
-
-
-def iso(ms: int | None) -> str | None:
-    return None if ms is None else format_timestamp(ms_to_datetime(ms))
 
 
 def user(u: User) -> dict[str, Any]:
@@ -103,7 +100,7 @@ def task(t: Task, agents: dict[str, Agent] | None = None) -> dict[str, Any]:
         "connectionLostAt": None,
     }
     target = (agents or {}).get(t.target_agent_id or "")
-    active = t.status in ("running", "waiting_for_human")
+    active = t.status in ACTIVE_STATUSES
     if target is not None and active and target.status in ("offline", "revoked"):
         body["agentConnectionLost"] = True
         body["lastHeartbeatAt"] = iso(target.last_heartbeat_at)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import Field
 
+from lineup.domain import ACTIVE_STATUSES
 from lineup.hub import app_tools, commands
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
@@ -313,7 +314,7 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
         waiting = r.list_interactions(workspace_id, statuses=["requested"])
         waiting_tools = r.list_tool_calls(workspace_id, statuses=["pending"])
         failed = r.list_tasks(workspace_id, statuses=["failed"], limit=recent)
-        active = r.list_tasks(workspace_id, statuses=["running", "waiting_for_human"], limit=200)
+        active = r.list_tasks(workspace_id, statuses=ACTIVE_STATUSES, limit=200)
         done = r.list_tasks(workspace_id, statuses=["succeeded", "cancelled"], limit=recent)
         agents = _agents(r, workspace_id)
         lost = [views.task(t, agents) for t in active]

@@ -9,7 +9,8 @@ as a cluster of any number of nodes, one or many:
   — onto Redis Streams, which every node reads (:mod:`lineup.hub.streams`); without Redis, or
   while it is down, a periodic check reads what other nodes committed from the database;
 - once-only work runs under leases (:mod:`lineup.hub.leases`);
-- the agent-link registry (:mod:`lineup.hub.cluster.links`) says which node holds each agent:
+- the agent-link registry (:mod:`lineup.store.agent_links`, its rules in
+  :mod:`lineup.hub.cluster.links`) says which node holds each agent:
   that node alone decides from the heartbeats it sees that its agent went silent, and another
   node marks the agent offline only once the holder itself is dead (its lease expired).
 """
@@ -33,7 +34,7 @@ from lineup.hub.leases import DatabaseLeases, LeaseBook, LocalLeases
 from lineup.hub.metrics import Metrics
 from lineup.hub.recorder import Clock, Writing
 from lineup.hub.streams import StreamBus
-from lineup.store import Agent, Reader, Store, StoredEvent
+from lineup.store import Agent, Reader, Store, StoredEvent, agent_links
 
 log = logging.getLogger("lineup.hub.cluster")
 
@@ -112,7 +113,7 @@ class Cluster:
 
     def link(self, w: Writing, agent_id: str, workspace_id: str) -> None:
         if self.enabled:
-            links.link(w.connection, agent_id, workspace_id, self.instance, w.now_ms)
+            agent_links.link(w.connection, agent_id, workspace_id, self.instance, w.now_ms)
 
     def offline_job(
         self, workspace_id: str, agent_id: str, last_beat_ms: int
@@ -120,7 +121,7 @@ class Cluster:
         """This node lost the agent's socket: offline, unless another node holds it now."""
 
         def job(w: Writing) -> Recorded:
-            if self.enabled and not links.unlink(w.connection, agent_id, self.instance):
+            if self.enabled and not agent_links.unlink(w.connection, agent_id, self.instance):
                 return Recorded(None)
             return commands.agent_went_offline(w, workspace_id, agent_id, last_beat_ms)
 
@@ -136,7 +137,7 @@ class Cluster:
             last = fallback
             if self.enabled:
                 stale, alive_at = links.unlink_if_stale(
-                    w.connection, agent.id, self.instance, now_ms, offline_after, ttl
+                    w.tx, agent.id, self.instance, now_ms, offline_after, ttl
                 )
                 if not stale:
                     return Recorded(None)
@@ -154,9 +155,9 @@ class Cluster:
         ttl = int(self.leases.ttl * 1000)
 
         def read(r: Reader) -> list[Agent]:
-            found = links.links_of(r.connection, [a.id for a in agents])
+            found = agent_links.links_of(r.connection, [a.id for a in agents])
             nodes = {link.node for link in found.values()}
-            expiries = links.node_expiries(r.connection, nodes)
+            expiries = links.node_expiries(r, nodes)
             stale = []
             for agent in agents:
                 link = found.get(agent.id)

@@ -1,9 +1,10 @@
-"""The agent-link registry: which node instance holds each connected agent's socket.
+"""The agent-link registry's rules: when the node holding an agent counts as dead.
 
-Written inside the same write transactions as the events they go with, so the registry and
-the log never disagree: ``link`` with ``agent.connected``; ``unlink`` before recording an
-agent offline — and only the node named in the row may do that, so a node that lost an agent
-to a newer connection elsewhere does not mark it offline.
+Links are written inside the same write transactions as the events they go with
+(:mod:`lineup.store.agent_links`), so the registry and the log never disagree: a link with
+``agent.connected``; an unlink before recording an agent offline — and only the node named in
+the row may do that, so a node that lost an agent to a newer connection elsewhere does not
+mark it offline.
 
 The node that holds an agent's socket is the one that decides it went silent: it sees the
 heartbeats, in memory. Another node (the one holding the ``monitor`` lease) records an agent
@@ -15,60 +16,16 @@ it does not make it look dead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from sqlalchemy import delete, insert, select
-from sqlalchemy.engine import Connection
-
 from lineup.hub.leases import node_lease
-from lineup.store.schema import agent_links, leases
+from lineup.store import Reader, WriteTx, agent_links
+from lineup.store import leases as lease_rows
 
 
-@dataclass(frozen=True)
-class Link:
-    agent_id: str
-    node: str
-    connected_at: int
-
-
-def link(conn: Connection, agent_id: str, workspace_id: str, node: str, now_ms: int) -> None:
-    conn.execute(delete(agent_links).where(agent_links.c.agent_id == agent_id))
-    conn.execute(
-        insert(agent_links).values(
-            agent_id=agent_id, workspace_id=workspace_id, node=node, connected_at=now_ms
-        )
-    )
-
-
-def unlink(conn: Connection, agent_id: str, node: str) -> bool:
-    """Remove ``node``'s link of the agent; False when another node holds it now."""
-    result = conn.execute(
-        delete(agent_links).where(agent_links.c.agent_id == agent_id, agent_links.c.node == node)
-    )
-    if result.rowcount == 1:
-        return True
-    # No row at all (linked before the registry existed): nobody else claims it either.
-    row = conn.execute(select(agent_links.c.node).where(agent_links.c.agent_id == agent_id))
-    return row.first() is None
-
-
-def links_of(conn: Connection, agent_ids: list[str]) -> dict[str, Link]:
-    found: dict[str, Link] = {}
-    for start in range(0, len(agent_ids), 500):
-        chunk = agent_ids[start : start + 500]
-        stmt = select(agent_links).where(agent_links.c.agent_id.in_(chunk))
-        for row in conn.execute(stmt):
-            found[row.agent_id] = Link(row.agent_id, row.node, row.connected_at)
-    return found
-
-
-def node_expiries(conn: Connection, nodes: set[str]) -> dict[str, int]:
+def node_expiries(r: Reader, nodes: set[str]) -> dict[str, int]:
     """``expires_at`` of each node's liveness lease (absent: released or never taken)."""
     names = {node_lease(n): n for n in nodes}
-    if not names:
-        return {}
-    stmt = select(leases.c.name, leases.c.expires_at).where(leases.c.name.in_(list(names)))
-    return {names[row.name]: row.expires_at for row in conn.execute(stmt)}
+    found = lease_rows.expiries(r.connection, list(names))
+    return {names[name]: expires_at for name, expires_at in found.items()}
 
 
 def alive_at(connected_at: int, node_expiry: int | None, ttl_ms: int) -> int:
@@ -88,17 +45,17 @@ def holder_dead(
 
 
 def unlink_if_stale(
-    conn: Connection, agent_id: str, me: str, now_ms: int, offline_after_ms: int, ttl_ms: int
+    tx: WriteTx, agent_id: str, me: str, now_ms: int, offline_after_ms: int, ttl_ms: int
 ) -> tuple[bool, int | None]:
     """Remove the agent's link if the node holding it is dead (:func:`holder_dead`). Returns
     whether the agent is stale, and when its node was last known alive (None: no link row)."""
-    row = conn.execute(select(agent_links).where(agent_links.c.agent_id == agent_id)).first()
-    if row is None:
+    link = agent_links.link_of(tx.connection, agent_id)
+    if link is None:
         return True, None
-    if row.node == me:
+    if link.node == me:
         return False, None
-    expiry = node_expiries(conn, {row.node}).get(row.node)
-    if not holder_dead(row.connected_at, expiry, now_ms, offline_after_ms, ttl_ms):
+    expiry = node_expiries(tx, {link.node}).get(link.node)
+    if not holder_dead(link.connected_at, expiry, now_ms, offline_after_ms, ttl_ms):
         return False, None
-    conn.execute(delete(agent_links).where(agent_links.c.agent_id == agent_id))
-    return True, alive_at(row.connected_at, expiry, ttl_ms)
+    agent_links.remove(tx.connection, agent_id)
+    return True, alive_at(link.connected_at, expiry, ttl_ms)

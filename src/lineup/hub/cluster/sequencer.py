@@ -24,11 +24,8 @@ import logging
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from sqlalchemy import select
-
 from lineup.hub.fanout import Broker
 from lineup.store import Reader, Store, StoredEvent
-from lineup.store.schema import workspaces
 
 log = logging.getLogger("lineup.hub.cluster")
 
@@ -202,7 +199,7 @@ class Sequencer:
         lasts: dict[str, int] = {}
         for start in range(0, len(followed), CHECK_CHUNK):
             chunk = followed[start : start + CHECK_CHUNK]
-            lasts.update(await self.store.read(partial(_last_sequences, ids=chunk)))
+            lasts.update(await self.store.read(partial(Reader.last_sequences, ids=chunk)))
         suspects: dict[str, int] = {}
         for ws, db_last in lasts.items():
             base = self._base(ws)
@@ -214,8 +211,3 @@ class Sequencer:
             else:
                 suspects[ws] = db_last
         self._suspect = suspects
-
-
-def _last_sequences(r: Reader, ids: list[str]) -> dict[str, int]:
-    stmt = select(workspaces.c.id, workspaces.c.last_sequence).where(workspaces.c.id.in_(ids))
-    return {row.id: row.last_sequence for row in r.connection.execute(stmt)}

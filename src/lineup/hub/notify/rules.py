@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from lineup.domain import ACTIVE_STATUSES
 from lineup.store import Reader, StoredEvent
-
-ACTIVE = ("running", "waiting_for_human")
 
 REQUEST_WORDS = {
     "approval": "approval",
@@ -125,7 +124,7 @@ def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
         agent_id = str(payload.get("agentId", ""))
         working = [
             t
-            for t in read.list_tasks(ws, statuses=ACTIVE, limit=500)
+            for t in read.list_tasks(ws, statuses=ACTIVE_STATUSES, limit=500)
             if t.target_agent_id == agent_id
         ]
         if not working:

@@ -35,10 +35,6 @@ def upgrade_head(connection: Connection) -> None:
     command.upgrade(alembic_config(connection=connection), "heads")
 
 
-def current_revision(connection: Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
-
-
 def schema_diff(connection: Connection) -> list[Any]:
     """Differences between the migrated database and ``schema.metadata``; empty when in sync."""
     context = MigrationContext.configure(connection, opts={"compare_type": True})
