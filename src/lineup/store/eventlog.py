@@ -9,7 +9,7 @@ PostgreSQL) and a rolled-back append leaves no gap.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import BigInteger, Row, bindparam, case, insert, literal, select, tuple_, update
@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
+from lineup.protocol.facts import Fact
 from lineup.store import projections, statements
 from lineup.store.schema import events, workspaces
 
@@ -36,6 +37,9 @@ class NewEvent:
     conversation_id: str | None = None
     task_id: str | None = None
     correlation_id: str | None = None
+    fact: Fact | None = field(default=None, compare=False, repr=False)
+    """The payload as its model, when the appender has it: projections then read that and
+    the stored JSON is not parsed again."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +201,7 @@ def _insert(conn: Connection, event: NewEvent, now_ms: int, fingerprint: str | N
         conversation_id=event.conversation_id,
         task_id=event.task_id,
         correlation_id=event.correlation_id,
+        fact=event.fact,
         sequence=sequence,
         recorded_at=recorded_at,
     )

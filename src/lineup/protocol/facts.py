@@ -1,0 +1,346 @@
+"""The facts the hub records in its log: one payload model per recorded event type.
+
+A fact is what happened, as the hub decided it (``task.created``), not what a peer asked for
+(``task.create``). The hub appends facts only as these models, and projections, the downlink
+and the notification rules read them back as the same models, so a field's name is written
+once. On the wire and in the database the keys are camelCase, exactly as stored by every
+earlier hub: old logs must replay, and docs/protocol.md section 5.4 describes them.
+
+Fields are lenient on purpose. A fact was checked when it was recorded (the commands check
+with ``lineup.domain`` and the inbound models' limits), so the types here hold no length
+limits, and a field that an older hub did not always write is optional. Optional fields are
+left out of the stored payload when empty, except the few that every hub has always written,
+even as ``null`` (``recorded_when_none``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, field_validator
+
+from lineup.protocol._model import WireModel
+from lineup.protocol.events import ContentBlock
+from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
+
+
+def _iso_text_as_ms(value: Any) -> Any:
+    """ISO 8601 text is read as milliseconds too: some older facts carried times so."""
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return int(when.timestamp() * 1000)
+    return value
+
+
+Millis = Annotated[int, BeforeValidator(_iso_text_as_ms)]
+"""A time in a fact: milliseconds since the epoch (UTC)."""
+
+
+class Fact(WireModel):
+    """The base of every recorded fact's payload."""
+
+    fact_type: ClassVar[str]
+    """The event type this payload is recorded as."""
+    recorded_when_none: ClassVar[tuple[str, ...]] = ()
+    """Wire names of optional fields stored even when empty (``null``), as hubs always did."""
+
+    def recorded(self) -> dict[str, Any]:
+        """The payload as stored in the log and sent to people's apps."""
+        payload = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for key in self.recorded_when_none:
+            payload.setdefault(key, None)
+        return payload
+
+
+# --- workspace and members -------------------------------------------------------------------
+
+
+class WorkspaceCreatedPayload(Fact):
+    fact_type = "workspace.created"
+    name: str
+    workspace_id: str | None = None
+    owner_user_id: str | None = None
+
+
+class MemberJoinedPayload(Fact):
+    fact_type = "member.joined"
+    user_id: str
+    email: str
+    display_name: str | None = None
+    role: str | None = None
+    """``owner`` or ``member``; absent means ``member``."""
+
+
+# --- agents ----------------------------------------------------------------------------------
+
+
+class AgentPairedPayload(Fact):
+    fact_type = "agent.paired"
+    agent_id: str
+    name: str
+    runtime: str | None = None
+    agent_version: str | None = None
+
+
+class AgentConnectedPayload(Fact):
+    fact_type = "agent.connected"
+    agent_id: str
+    agent_version: str | None = None
+    runtime: str | None = None
+    capabilities: list[str] | None = None
+    tools: list[dict[str, Any]] | None = None
+    """The tool definitions the agent offers (seed 000), absent when it did not say."""
+
+
+class AgentStatusChangedPayload(Fact):
+    fact_type = "agent.status_changed"
+    agent_id: str
+    status: Literal["online", "offline"]
+    last_heartbeat_at: Millis | None = None
+    """The last beat the hub saw; ``null`` when unknown (then the previous one is kept)."""
+
+
+class AgentRenamedPayload(Fact):
+    fact_type = "agent.renamed"
+    agent_id: str
+    name: str
+
+
+class AgentRevokedPayload(Fact):
+    fact_type = "agent.revoked"
+    agent_id: str
+
+
+# --- conversations and messages ----------------------------------------------------------------
+
+
+class ConversationCreatedPayload(Fact):
+    fact_type = "conversation.created"
+    conversation_id: str | None = None
+    """Absent in the oldest logs: the envelope's conversation then."""
+    title: str | None = None
+    agent_ids: list[str] | None = None
+
+
+class MessageAuthor(WireModel):
+    kind: Literal["user", "agent", "system"]
+    id: str | None = None
+    name: str | None = None
+
+
+class MessageCreatedPayload(Fact):
+    fact_type = "message.created"
+    message_id: str
+    author: MessageAuthor
+    content: str | None = None
+    blocks: list[ContentBlock] | None = None
+    attachments: list[Attachment] | None = None
+    target_agent_id: str | None = None
+    task_id: str | None = None
+    steer: bool | None = None
+    conversation_id: str | None = None
+    """Only where the envelope names none (older logs)."""
+
+
+# --- tasks -----------------------------------------------------------------------------------
+
+
+class TaskCreatedPayload(Fact):
+    fact_type = "task.created"
+    title: str
+    task_id: str | None = None
+    description: str | None = None
+    target_agent_id: str | None = None
+    created_by: str | None = None
+    parent_task_id: str | None = None
+
+
+class TaskAcceptedPayload(Fact):
+    fact_type = "task.accepted"
+    task_id: str
+
+
+class TaskStatusChangedPayload(Fact):
+    fact_type = "task.status_changed"
+    task_id: str
+    status: str
+    """A task status (``queued``, ``running``, ``waiting_for_human``, ``succeeded``, …)."""
+    progress: int | None = None
+    summary: str | None = None
+    error: str | dict[str, Any] | None = None
+    """What went wrong: the agent's text (``agent_unreachable`` when the hub gave up on it);
+    the log may hold an object, as the store keeps the error as JSON."""
+    last_heartbeat_at: Millis | None = None
+    """Set when the hub failed the task because its agent stayed away."""
+
+
+class TaskChildCreatedPayload(Fact):
+    fact_type = "task.child_created"
+    child_task_id: str
+    parent_task_id: str
+    title: str
+    status: str | None = None
+    description: str | None = None
+    target_agent_id: str | None = None
+
+
+class TaskCancelRequestedPayload(Fact):
+    fact_type = "task.cancel_requested"
+    recorded_when_none = ("targetAgentId",)
+    task_id: str
+    reason: str | None = None
+    target_agent_id: str | None = None
+
+
+# --- interactions ----------------------------------------------------------------------------
+
+
+class RecordedInteraction(Interaction):
+    """The card as recorded: an agent's ``Interaction``, whose expiry some logs hold as
+    milliseconds rather than ISO 8601 text."""
+
+    @field_validator("expires_at", mode="before")
+    @classmethod
+    def _ms_as_time(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value / 1000, UTC)
+        return value
+
+
+class InteractionRequestedPayload(Fact):
+    fact_type = "interaction.requested"
+    interaction: RecordedInteraction
+
+
+class InteractionResolvedPayload(Fact):
+    fact_type = "interaction.resolved"
+    recorded_when_none = ("respondedByName", "targetAgentId")
+    interaction_id: str
+    response: InteractionResponse | None = None
+    responded_by: str | None = None
+    responded_by_name: str | None = None
+    responded_at: Millis | None = None
+    target_agent_id: str | None = None
+
+
+class InteractionExpiredPayload(Fact):
+    fact_type = "interaction.expired"
+    recorded_when_none = ("expiresAt", "targetAgentId")
+    interaction_id: str
+    expires_at: Millis | None = None
+    target_agent_id: str | None = None
+
+
+class InteractionCancelledPayload(Fact):
+    fact_type = "interaction.cancelled"
+    recorded_when_none = ("targetAgentId",)
+    interaction_id: str
+    reason: str | None = None
+    task_id: str | None = None
+    target_agent_id: str | None = None
+
+
+# --- artifacts and tools ---------------------------------------------------------------------
+
+
+class ArtifactCreatedPayload(Fact):
+    fact_type = "artifact.created"
+    artifact_id: str
+    name: str
+    url: str
+    mime_type: str | None = None
+    summary: str | None = None
+    task_id: str | None = None
+
+
+class ToolRegisteredPayload(Fact):
+    fact_type = "tool.registered"
+    device_id: str
+    user_id: str | None = None
+    name: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    """The app's tool definitions (seed 000)."""
+
+
+class ToolCalledPayload(Fact):
+    fact_type = "tool.called"
+    tool_call_id: str
+    call_id: str
+    agent_id: str
+    name: str
+    action: str | None = None
+    arguments: dict[str, Any] | None = None
+    instance_id: str | None = None
+    timeout_ms: int | None = None
+    expires_at: Millis | None = None
+    target_agent_id: str | None = None
+
+
+class ToolCompletedPayload(Fact):
+    fact_type = "tool.completed"
+    tool_call_id: str
+    call_id: str
+    name: str
+    action: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    """``{code, message}`` with a code of the error taxonomy."""
+    answered_by: str | None = None
+    answered_by_name: str | None = None
+    answered_at: Millis | None = None
+    device_id: str | None = None
+    expired: bool | None = None
+    target_agent_id: str | None = None
+
+
+class ToolCancelledPayload(Fact):
+    fact_type = "tool.cancelled"
+    tool_call_id: str
+    call_id: str
+    reason: str | None = None
+    task_id: str | None = None
+    target_agent_id: str | None = None
+
+
+FACTS: Mapping[str, type[Fact]] = {
+    model.fact_type: model
+    for model in (
+        WorkspaceCreatedPayload,
+        MemberJoinedPayload,
+        AgentPairedPayload,
+        AgentConnectedPayload,
+        AgentStatusChangedPayload,
+        AgentRenamedPayload,
+        AgentRevokedPayload,
+        ConversationCreatedPayload,
+        MessageCreatedPayload,
+        TaskCreatedPayload,
+        TaskAcceptedPayload,
+        TaskStatusChangedPayload,
+        TaskChildCreatedPayload,
+        TaskCancelRequestedPayload,
+        InteractionRequestedPayload,
+        InteractionResolvedPayload,
+        InteractionExpiredPayload,
+        InteractionCancelledPayload,
+        ArtifactCreatedPayload,
+        ToolRegisteredPayload,
+        ToolCalledPayload,
+        ToolCompletedPayload,
+        ToolCancelledPayload,
+    )
+}
+"""Every recorded fact type → its payload model."""
+
+
+def parse_fact(event_type: str, payload: Mapping[str, Any]) -> Fact:
+    """A stored payload as its fact; ``KeyError`` for a type no model describes, and
+    pydantic's ``ValidationError`` (a ``ValueError``) for a payload that does not fit."""
+    return FACTS[event_type].model_validate(payload)
