@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, field_validator
+from pydantic import BeforeValidator, ConfigDict, field_validator
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.events import ContentBlock
@@ -45,6 +45,8 @@ Millis = Annotated[int, BeforeValidator(_iso_text_as_ms)]
 
 class Fact(WireModel):
     """The base of every recorded fact's payload."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)  # they describe the schemas
 
     fact_type: ClassVar[str]
     """The event type this payload is recorded as."""

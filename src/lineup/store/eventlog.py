@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
-from lineup.protocol.facts import Fact
+from lineup.protocol.facts import Fact, parse_fact
 from lineup.store import projections, statements
 from lineup.store.schema import events, workspaces
 
@@ -48,6 +48,17 @@ class StoredEvent(NewEvent):
 
     sequence: int
     recorded_at: int
+
+
+def fact_of(event: StoredEvent) -> Fact:
+    """The event's payload as its fact model, parsed from the stored JSON at most once per
+    event object (the appender's model when it came with one). ``KeyError`` for a type that
+    is no recorded fact; ``ValueError`` for a payload that does not fit its model."""
+    fact = event.fact
+    if fact is None:
+        fact = parse_fact(event.type, event.payload)
+        object.__setattr__(event, "fact", fact)  # a cache: the event itself stays as it was
+    return fact
 
 
 @dataclass(frozen=True)
