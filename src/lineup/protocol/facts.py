@@ -43,10 +43,34 @@ Millis = Annotated[int, BeforeValidator(_iso_text_as_ms)]
 """A time in a fact: milliseconds since the epoch (UTC)."""
 
 
+def _schema_as_recorded(schema: dict[str, Any], model: type[Any]) -> None:
+    """In a fact's JSON Schema an empty optional field is absent, not ``null``: that is how
+    :meth:`Fact.recorded` stores it (except the fields of ``recorded_when_none``). Fields
+    carry no generated title, which code generators would turn into a type per field."""
+    keep = getattr(model, "recorded_when_none", ())
+    for name, prop in schema.get("properties", {}).items():
+        prop.pop("title", None)
+        if name in keep or "anyOf" not in prop:
+            continue
+        branches = [b for b in prop["anyOf"] if b != {"type": "null"}]
+        if len(branches) == len(prop["anyOf"]):
+            continue
+        del prop["anyOf"]
+        if prop.get("default", "") is None:
+            del prop["default"]
+        if len(branches) == 1:
+            prop.update(branches[0])
+        else:
+            prop["anyOf"] = branches
+
+
 class Fact(WireModel):
     """The base of every recorded fact's payload."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)  # they describe the schemas
+    model_config = ConfigDict(
+        use_attribute_docstrings=True,  # they describe the fields in the schemas
+        json_schema_extra=_schema_as_recorded,
+    )
 
     fact_type: ClassVar[str]
     """The event type this payload is recorded as."""

@@ -7,14 +7,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from lineup.hub.recorder import Writing
 from lineup.protocol import RECORDED_TYPES
 from lineup.protocol.facts import FACTS, Fact, TaskAcceptedPayload, parse_fact
+from lineup.protocol.schemas import all_schemas
 from lineup.store.projections import HANDLERS, NOT_PROJECTED
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "protocol.md").read_text(encoding="utf-8")
+SCHEMAS = all_schemas()
 FACTS_SECTION = DOC[DOC.index("### 5.4 Recorded facts") : DOC.index("## 6. Interactions")]
 
 # One payload per fact, as hubs have stored them (camelCase keys, times in milliseconds).
@@ -186,3 +189,14 @@ def test_the_hub_cannot_append_anything_but_a_registered_fact(payload: Any) -> N
     writing = Writing(NoTransaction(), lambda: 0)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         writing.append("ws_1", payload, actor="system")
+
+
+@pytest.mark.parametrize("event_type", sorted(STORED))
+def test_a_recorded_payload_fits_the_exported_schemas(event_type: str) -> None:
+    schemas = SCHEMAS
+    recorded = parse_fact(event_type, STORED[event_type]).recorded()
+    assert schemas[f"facts/{event_type}.json"]["title"] == FACTS[event_type].__name__
+    jsonschema.validate(recorded, schemas[f"facts/{event_type}.json"])
+    jsonschema.validate({"type": event_type, "payload": recorded}, schemas["facts.json"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"type": "future.thing", "payload": recorded}, schemas["facts.json"])
