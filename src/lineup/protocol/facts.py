@@ -16,31 +16,14 @@ even as ``null`` (``recorded_when_none``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, ConfigDict, field_validator
+from pydantic import ConfigDict, field_validator
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.events import ContentBlock
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
-
-
-def _iso_text_as_ms(value: Any) -> Any:
-    """ISO 8601 text is read as milliseconds too: some older facts carried times so."""
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return value
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return int(when.timestamp() * 1000)
-    return value
-
-
-Millis = Annotated[int, BeforeValidator(_iso_text_as_ms)]
-"""A time in a fact: milliseconds since the epoch (UTC)."""
+from lineup.protocol.times import Millis, ms_to_datetime
 
 
 def _schema_as_recorded(schema: dict[str, Any], model: type[Any]) -> None:
@@ -236,7 +219,7 @@ class RecordedInteraction(Interaction):
     @classmethod
     def _ms_as_time(cls, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
-            return datetime.fromtimestamp(value / 1000, UTC)
+            return ms_to_datetime(value)
         return value
 
 
