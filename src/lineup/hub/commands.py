@@ -590,8 +590,14 @@ def task_status_changed(
         return Recorded(None)  # the same report again: it changed nothing, so nothing to record
     result = w.append(
         agent.workspace_id,
-        # the task is the envelope's: a taskId in the payload is an unknown field, ignored
-        facts.TaskStatusChangedPayload.model_validate({**change.wire(), "taskId": task.id}),
+        facts.TaskStatusChangedPayload(
+            task_id=task.id,  # the envelope's: a taskId in the payload is unknown, ignored
+            status=change.status.value,
+            progress=change.progress,
+            summary=change.summary,
+            error=change.error,
+            **facts.TaskStatusChangedPayload.unknown_fields_of(change),
+        ),
         actor=agent.actor,
         event_id=event_id,
         conversation_id=task.conversation_id,

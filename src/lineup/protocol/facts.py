@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.events import ContentBlock
@@ -61,11 +61,29 @@ class Fact(WireModel):
     """Wire names of optional fields stored even when empty (``null``), as hubs always did."""
 
     def recorded(self) -> dict[str, Any]:
-        """The payload as stored in the log and sent to people's apps."""
-        payload = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The payload as stored in the log and sent to people's apps. Python mode: every
+        value is JSON already (enums are ``str``, times are serialised by their fields), and
+        it costs less than half of JSON mode on the append path."""
+        payload = self.model_dump(by_alias=True, exclude_none=True)
         for key in self.recorded_when_none:
             payload.setdefault(key, None)
         return payload
+
+    @classmethod
+    def unknown_fields_of(cls, sent: BaseModel) -> dict[str, Any]:
+        """The fields a peer sent that its model did not declare: kept in the fact, as every
+        hub has kept them, except under a name of the fact's own, which the hub sets."""
+        extra = sent.model_extra
+        if not extra:
+            return {}
+        own = cls._own_names()
+        return {key: value for key, value in extra.items() if key not in own}
+
+    @classmethod
+    def _own_names(cls) -> frozenset[str]:
+        names = {field for field in cls.model_fields}
+        names.update(info.alias for info in cls.model_fields.values() if info.alias)
+        return frozenset(names)
 
 
 # --- workspace and members -------------------------------------------------------------------
