@@ -71,7 +71,7 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
         case facts.InteractionResolvedPayload():
             payload = {
                 "interactionId": fact.interaction_id,
-                "response": None if fact.response is None else fact.response.wire(),
+                "response": fact.response.wire(),
                 "respondedBy": fact.responded_by,
                 "respondedAt": fact.responded_at,
             }

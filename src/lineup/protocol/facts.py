@@ -250,10 +250,10 @@ class InteractionResolvedPayload(Fact):
     fact_type = "interaction.resolved"
     recorded_when_none = ("respondedByName", "targetAgentId")
     interaction_id: str
-    response: InteractionResponse | None = None
-    responded_by: str | None = None
+    response: InteractionResponse
+    responded_by: str
     responded_by_name: str | None = None
-    responded_at: Millis | None = None
+    responded_at: Millis
     target_agent_id: str | None = None
 
 

@@ -463,10 +463,10 @@ def _interaction_resolved(
         event,
         fact.interaction_id,
         status="resolved",
-        response=None if fact.response is None else fact.response.wire(),
-        responded_by=fact.responded_by or event.actor,
+        response=fact.response.wire(),
+        responded_by=fact.responded_by,
         responded_by_name=fact.responded_by_name,
-        responded_at=event.recorded_at if fact.responded_at is None else fact.responded_at,
+        responded_at=fact.responded_at,
     )
 
 
