@@ -278,35 +278,6 @@ CATALOG: Mapping[str, EventSpec] = dict(
     ]
 )
 
-# Facts the hub records in the log; payloads are plain JSON objects documented in protocol.md.
-RECORDED_TYPES: frozenset[str] = frozenset(
-    {
-        "workspace.created",
-        "member.joined",
-        "agent.paired",
-        "agent.connected",
-        "agent.status_changed",
-        "agent.renamed",
-        "agent.revoked",
-        "conversation.created",
-        "message.created",
-        "task.created",
-        "task.accepted",
-        "task.status_changed",
-        "task.child_created",
-        "task.cancel_requested",
-        "interaction.requested",
-        "interaction.resolved",
-        "interaction.expired",
-        "interaction.cancelled",
-        "artifact.created",
-        "tool.registered",
-        "tool.called",
-        "tool.completed",
-        "tool.cancelled",
-    }
-)
-
 # Recorded facts an agent's downlink is made of (seed 001 §10.3), by the frame type it sees.
 DOWNLINK_TYPES: frozenset[str] = frozenset(
     {

@@ -366,6 +366,9 @@ FACTS: Mapping[str, type[Fact]] = {
 }
 """Every recorded fact type → its payload model."""
 
+RECORDED_TYPES: frozenset[str] = frozenset(FACTS)
+"""The types the hub records in its log (docs/protocol.md section 5.4)."""
+
 
 def parse_fact(event_type: str, payload: Mapping[str, Any]) -> Fact:
     """A stored payload as its fact; ``KeyError`` for a type no model describes, and
