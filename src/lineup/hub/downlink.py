@@ -46,7 +46,7 @@ def concerns(event: StoredEvent, agent_id: str) -> bool:
 
 def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
     """The frame ``agent_id`` gets for ``event``, or None when it is not the agent's business."""
-    if event.payload.get("targetAgentId") != agent_id:
+    if event.payload.get("targetAgentId") != agent_id or event.type not in facts.FACTS:
         return None  # checked on the stored JSON: most events are not this agent's
     fact = fact_of(event)
     payload: dict[str, Any]
