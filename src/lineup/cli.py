@@ -21,11 +21,16 @@ def _cmd_version(_: argparse.Namespace) -> int:
 
 
 def _cmd_schemas(args: argparse.Namespace) -> int:
-    from lineup.hub.app import openapi_document
     from lineup.protocol.schemas import render, write_schemas
 
     written = write_schemas(Path(args.out))
     print(f"wrote {len(written)} schemas to {args.out}")
+    missing = missing_hub_dependency()
+    if missing is not None:
+        print(f"the OpenAPI document needs the hub ({missing} is missing): {_HUB_INSTALL}")
+        return 0
+    from lineup.hub.app import openapi_document
+
     openapi = Path(args.openapi)
     openapi.parent.mkdir(parents=True, exist_ok=True)
     openapi.write_text(render(openapi_document()), encoding="utf-8")
