@@ -52,7 +52,7 @@ pytest: setup
 test: lint typecheck webtest pytest
 
 schemas: setup
-	$(BIN)/lineup schemas --out docs/spec/schemas
+	$(BIN)/lineup schemas --out docs/spec/schemas --openapi docs/spec/openapi.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

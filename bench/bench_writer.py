@@ -24,6 +24,7 @@ from lineup.hub import accounts, commands
 from lineup.hub.actors import AgentIdentity, Person
 from lineup.hub.recorder import Recorder
 from lineup.protocol import events as ev
+from lineup.protocol import facts
 from lineup.protocol.ids import new_id
 from lineup.store import Store, User
 
@@ -35,8 +36,7 @@ async def _running_task(
     await recorder.run(
         lambda w: w.append(
             workspace_id,
-            "agent.paired",
-            {"agentId": agent.agent_id, "name": agent.name},
+            facts.AgentPairedPayload(agent_id=agent.agent_id, name=agent.name),
             actor=person.actor,
         )
     )

@@ -21,10 +21,20 @@ def _cmd_version(_: argparse.Namespace) -> int:
 
 
 def _cmd_schemas(args: argparse.Namespace) -> int:
-    from lineup.protocol.schemas import write_schemas
+    from lineup.protocol.schemas import render, write_schemas
 
     written = write_schemas(Path(args.out))
     print(f"wrote {len(written)} schemas to {args.out}")
+    missing = missing_hub_dependency()
+    if missing is not None:
+        print(f"the OpenAPI document needs the hub ({missing} is missing): {_HUB_INSTALL}")
+        return 0
+    from lineup.hub.app import openapi_document
+
+    openapi = Path(args.openapi)
+    openapi.parent.mkdir(parents=True, exist_ok=True)
+    openapi.write_text(render(openapi_document()), encoding="utf-8")
+    print(f"wrote the HTTP API's OpenAPI document to {openapi}")
     return 0
 
 
@@ -38,8 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     version = commands.add_parser("version", help="print the version and protocol version")
     version.set_defaults(func=_cmd_version)
 
-    schemas = commands.add_parser("schemas", help="write the protocol's JSON Schemas")
+    schemas = commands.add_parser(
+        "schemas", help="write the protocol's JSON Schemas and the HTTP API's OpenAPI document"
+    )
     schemas.add_argument("--out", default="docs/spec/schemas", help="target directory")
+    schemas.add_argument(
+        "--openapi", default="docs/spec/openapi.json", help="where the OpenAPI document goes"
+    )
     schemas.set_defaults(func=_cmd_schemas)
 
     missing = missing_hub_dependency()

@@ -26,7 +26,7 @@ from lineup.hub.security import (
     verify_password_off_loop,
 )
 from lineup.hub.state import HubState
-from lineup.protocol import fields
+from lineup.protocol import facts, fields
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
 from lineup.protocol.ids import new_id
 from lineup.store import Reader, SessionRecord, User
@@ -68,14 +68,14 @@ def create_workspace(w: Writing, user: User, name: str, role: str = "owner") -> 
     workspace_id = new_id("ws")
     w.append(
         workspace_id,
-        "workspace.created",
-        {"workspaceId": workspace_id, "name": name, "ownerUserId": user.id},
+        facts.WorkspaceCreatedPayload(workspace_id=workspace_id, name=name, owner_user_id=user.id),
         actor=f"user:{user.id}",
     )
     w.append(
         workspace_id,
-        "member.joined",
-        {"userId": user.id, "email": user.email, "displayName": user.display_name, "role": role},
+        facts.MemberJoinedPayload(
+            user_id=user.id, email=user.email, display_name=user.display_name, role=role
+        ),
         actor=f"user:{user.id}",
     )
     return workspace_id

@@ -79,6 +79,14 @@ def create_app(settings: Settings, *, clock: Clock = now_ms) -> FastAPI:
     return app
 
 
+def openapi_document() -> dict[str, Any]:
+    """The HTTP API's OpenAPI document as a hub with default settings serves it at
+    ``/openapi.json``; ``lineup schemas`` writes it to ``docs/spec/openapi.json`` for the web
+    app's generated API types."""
+    document: dict[str, Any] = create_app(Settings(database_url="sqlite://")).openapi()
+    return document
+
+
 def _count_status(scope: Any, status: int) -> None:
     if status >= 400:
         app = scope.get("app")

@@ -50,6 +50,7 @@ from lineup.hub.commands import (
 from lineup.hub.recorder import Writing
 from lineup.hub.translate import ToolOutcome, tool_call_pending
 from lineup.protocol import builtin_tools as builtin
+from lineup.protocol import facts
 from lineup.protocol.codec import Decoded, describe_validation_error
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import (
@@ -159,12 +160,10 @@ def register_device(
         and existing.name == name
     ):
         return Recorded(None, existing)
-    payload: dict[str, Any] = {"deviceId": device_id, "userId": person.user_id, "tools": tools}
-    if name:
-        payload["name"] = name
-    result = w.append(
-        person.workspace_id, "tool.registered", payload, actor=person.actor, event_id=event_id
+    fact = facts.ToolRegisteredPayload(
+        device_id=device_id, user_id=person.user_id, tools=tools, name=name or None
     )
+    result = w.append(person.workspace_id, fact, actor=person.actor, event_id=event_id)
     return Recorded(result, w.read.get_tool_device(person.workspace_id, device_id))
 
 
@@ -200,25 +199,21 @@ def call_tool(
     if existing is not None:
         return _same_call_again(w, existing, call)
     instance_id = _canvas_target(w, agent, own_id, call) if call.name == "canvas" else None
-    payload: dict[str, Any] = {
-        "toolCallId": own_id,
-        "callId": call.call_id,
-        "agentId": agent.agent_id,
-        "name": call.name,
-        "arguments": dict(call.arguments),
-        "targetAgentId": agent.agent_id,
-    }
-    if call.action is not None:
-        payload["action"] = call.action
-    if instance_id is not None:
-        payload["instanceId"] = instance_id
-    if call.timeout_ms is not None:
-        payload["timeoutMs"] = call.timeout_ms
-        payload["expiresAt"] = w.now_ms + call.timeout_ms
+    fact = facts.ToolCalledPayload(
+        tool_call_id=own_id,
+        call_id=call.call_id,
+        agent_id=agent.agent_id,
+        name=call.name,
+        arguments=dict(call.arguments),
+        target_agent_id=agent.agent_id,
+        action=call.action,
+        instance_id=instance_id,
+        timeout_ms=call.timeout_ms,
+        expires_at=None if call.timeout_ms is None else w.now_ms + call.timeout_ms,
+    )
     result = w.append(
         ws,
-        "tool.called",
-        payload,
+        fact,
         actor=agent.actor,
         event_id=event_id,
         conversation_id=conversation_id,
@@ -306,24 +301,22 @@ def complete_call(
                 "in the order they were made.",
                 details={"toolCallId": earlier.id},
             )
-    payload: dict[str, Any] = {
-        "toolCallId": row.id,
-        "callId": row.call_id,
-        "name": row.name,
-        **outcome,
-        "answeredBy": person.actor,
-        "answeredByName": person.display_name,
-        "answeredAt": w.now_ms,
-        "targetAgentId": row.agent_id,
-    }
-    if row.action is not None:
-        payload["action"] = row.action
-    if device_id:
-        payload["deviceId"] = device_id
+    fact = facts.ToolCompletedPayload(
+        tool_call_id=row.id,
+        call_id=row.call_id,
+        name=row.name,
+        result=outcome.get("result"),
+        error=outcome.get("error"),
+        answered_by=person.actor,
+        answered_by_name=person.display_name,
+        answered_at=w.now_ms,
+        target_agent_id=row.agent_id,
+        action=row.action,
+        device_id=device_id or None,
+    )
     result = w.append(
         person.workspace_id,
-        "tool.completed",
-        payload,
+        fact,
         actor=person.actor,
         event_id=event_id,
         conversation_id=row.conversation_id,
@@ -436,23 +429,20 @@ def expire_call(w: Writing, row: ToolCallRecord) -> AppendResult:
 def _system_completion(
     w: Writing, row: ToolCallRecord, error: dict[str, Any], why: str, *, expired: bool = False
 ) -> AppendResult:
-    payload: dict[str, Any] = {
-        "toolCallId": row.id,
-        "callId": row.call_id,
-        "name": row.name,
-        "error": error,
-        "answeredBy": "system",
-        "answeredAt": w.now_ms,
-        "targetAgentId": row.agent_id,
-    }
-    if row.action is not None:
-        payload["action"] = row.action
-    if expired:
-        payload["expired"] = True
+    fact = facts.ToolCompletedPayload(
+        tool_call_id=row.id,
+        call_id=row.call_id,
+        name=row.name,
+        error=error,
+        answered_by="system",
+        answered_at=w.now_ms,
+        target_agent_id=row.agent_id,
+        action=row.action,
+        expired=True if expired else None,
+    )
     return w.append(
         row.workspace_id,
-        "tool.completed",
-        payload,
+        fact,
         actor="system",
         event_id=derived_id("evt", why, row.id),
         conversation_id=row.conversation_id,
@@ -478,17 +468,15 @@ def cancel_call(
             "delivered to the agent.",
             details={"call_id": cancel.call_id, "status": row.status},
         )
-    payload: dict[str, Any] = {
-        "toolCallId": row.id,
-        "callId": row.call_id,
-        "targetAgentId": row.agent_id,
-    }
-    if cancel.reason:
-        payload["reason"] = cancel.reason
+    fact = facts.ToolCancelledPayload(
+        tool_call_id=row.id,
+        call_id=row.call_id,
+        target_agent_id=row.agent_id,
+        reason=cancel.reason or None,
+    )
     result = w.append(
         agent.workspace_id,
-        "tool.cancelled",
-        payload,
+        fact,
         actor=agent.actor,
         event_id=event_id,
         conversation_id=row.conversation_id,

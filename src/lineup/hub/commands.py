@@ -29,6 +29,7 @@ from lineup.hub.translate import (
     with_default_options,
 )
 from lineup.protocol import events as ev
+from lineup.protocol import facts
 from lineup.protocol.errors import (
     Conflict,
     Forbidden,
@@ -197,8 +198,9 @@ def create_conversation(
     )
     result = w.append(
         person.workspace_id,
-        "conversation.created",
-        {"conversationId": conversation_id, "title": title, "agentIds": list(agent_ids)},
+        facts.ConversationCreatedPayload(
+            conversation_id=conversation_id, title=title, agent_ids=list(agent_ids)
+        ),
         actor=person.actor,
         event_id=event_id,
         conversation_id=conversation_id,
@@ -243,25 +245,19 @@ def post_message(
         if event_id
         else new_id("msg")
     )
-    payload: dict[str, Any] = {
-        "messageId": message_id,
-        "author": {"kind": "user", "id": person.user_id, "name": person.display_name},
-        "content": message.content,
-    }
-    if message.attachments:
-        payload["attachments"] = [a.wire() for a in message.attachments]
-    if message.blocks:
-        payload["blocks"] = [b.wire() for b in message.blocks]
-    if message.steer:
-        payload["steer"] = True
-    if task_id is not None:
-        payload["taskId"] = task_id  # the task carries the text to the agent
-    elif target is not None:
-        payload["targetAgentId"] = target
+    fact = facts.MessageCreatedPayload(
+        message_id=message_id,
+        author=facts.MessageAuthor(kind="user", id=person.user_id, name=person.display_name),
+        content=message.content,
+        attachments=message.attachments or None,
+        blocks=message.blocks or None,
+        steer=True if message.steer else None,
+        task_id=task_id,  # the task carries the text to the agent
+        target_agent_id=target if task_id is None else None,
+    )
     result = w.append(
         person.workspace_id,
-        "message.created",
-        payload,
+        fact,
         actor=person.actor,
         event_id=event_id,
         conversation_id=conversation_id,
@@ -295,18 +291,16 @@ def create_task(
         if event_id
         else new_id("task")
     )
-    payload: dict[str, Any] = {
-        "taskId": task_id,
-        "title": task.title,
-        "targetAgentId": agent.id,
-        "createdBy": person.actor,
-    }
-    if task.description:
-        payload["description"] = task.description
+    fact = facts.TaskCreatedPayload(
+        task_id=task_id,
+        title=task.title,
+        target_agent_id=agent.id,
+        created_by=person.actor,
+        description=task.description or None,
+    )
     result = w.append(
         person.workspace_id,
-        "task.created",
-        payload,
+        fact,
         actor=person.actor,
         event_id=event_id,
         conversation_id=conversation_id,
@@ -324,13 +318,12 @@ def request_cancel(
         _, changed = domain.request_cancel(task_state(task), reason)
     if not changed:
         return Recorded(None, task_id)
-    payload: dict[str, Any] = {"taskId": task_id, "targetAgentId": task.target_agent_id}
-    if reason:
-        payload["reason"] = reason
+    fact = facts.TaskCancelRequestedPayload(
+        task_id=task_id, target_agent_id=task.target_agent_id, reason=reason or None
+    )
     result = w.append(
         person.workspace_id,
-        "task.cancel_requested",
-        payload,
+        fact,
         actor=person.actor,
         event_id=event_id,
         conversation_id=task.conversation_id,
@@ -358,13 +351,12 @@ def withdraw_open_requests(w: Writing, task: records.Task, *, actor: str) -> int
         for row in w.read.list_interactions(ws, statuses=["requested"], task_id=task_id):
             w.append(
                 ws,
-                "interaction.cancelled",
-                {
-                    "interactionId": row.id,
-                    "reason": WITHDRAWN_REASON,
-                    "taskId": task_id,
-                    "targetAgentId": row.agent_id,
-                },
+                facts.InteractionCancelledPayload(
+                    interaction_id=row.id,
+                    reason=WITHDRAWN_REASON,
+                    task_id=task_id,
+                    target_agent_id=row.agent_id,
+                ),
                 actor=actor,
                 event_id=derived_id("evt", "withdrawn", ws, row.id),
                 conversation_id=row.conversation_id,
@@ -374,14 +366,13 @@ def withdraw_open_requests(w: Writing, task: records.Task, *, actor: str) -> int
         for call in w.read.list_tool_calls(ws, statuses=["pending"], task_id=task_id):
             w.append(
                 ws,
-                "tool.cancelled",
-                {
-                    "toolCallId": call.id,
-                    "callId": call.call_id,
-                    "reason": WITHDRAWN_REASON,
-                    "taskId": task_id,
-                    "targetAgentId": call.agent_id,
-                },
+                facts.ToolCancelledPayload(
+                    tool_call_id=call.id,
+                    call_id=call.call_id,
+                    reason=WITHDRAWN_REASON,
+                    task_id=task_id,
+                    target_agent_id=call.agent_id,
+                ),
                 actor=actor,
                 event_id=derived_id("evt", "withdrawn", ws, call.id),
                 conversation_id=call.conversation_id,
@@ -475,18 +466,17 @@ def respond(
         raise lineup_error(interactions.refusal(decision))
     answer = decision.pending.answer
     assert answer is not None
-    payload = {
-        "interactionId": interaction_id,
-        "response": response_to_wire(answer),
-        "respondedBy": person.actor,
-        "respondedByName": person.display_name,
-        "respondedAt": w.now_ms,
-        "targetAgentId": row.agent_id,
-    }
+    fact = facts.InteractionResolvedPayload(
+        interaction_id=interaction_id,
+        response=InteractionResponse.model_validate(response_to_wire(answer)),
+        responded_by=person.actor,
+        responded_by_name=person.display_name,
+        responded_at=w.now_ms,
+        target_agent_id=row.agent_id,
+    )
     result = w.append(
         person.workspace_id,
-        "interaction.resolved",
-        payload,
+        fact,
         actor=person.actor,
         event_id=event_id,
         conversation_id=row.conversation_id,
@@ -510,8 +500,9 @@ def expire_if_due(w: Writing, workspace_id: str, interaction_id: str) -> bool:
 def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
     return w.append(
         row.workspace_id,
-        "interaction.expired",
-        {"interactionId": row.id, "expiresAt": row.expires_at, "targetAgentId": row.agent_id},
+        facts.InteractionExpiredPayload(
+            interaction_id=row.id, expires_at=row.expires_at, target_agent_id=row.agent_id
+        ),
         actor="system",
         event_id=derived_id("evt", "expired", row.id),
         conversation_id=row.conversation_id,
@@ -524,15 +515,14 @@ def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
 
 def agent_connected(w: Writing, agent: AgentIdentity, hello: ev.AgentHello) -> Recorded:
     live_agent_in(w, agent.workspace_id, agent.agent_id)
-    payload: dict[str, Any] = {
-        "agentId": agent.agent_id,
-        "agentVersion": hello.agent_version,
-        "runtime": hello.runtime,
-        "capabilities": list(hello.capabilities),
-    }
-    if hello.tools is not None:
-        payload["tools"] = [tool.wire() for tool in hello.tools]
-    result = w.append(agent.workspace_id, "agent.connected", payload, actor=agent.actor)
+    fact = facts.AgentConnectedPayload(
+        agent_id=agent.agent_id,
+        agent_version=hello.agent_version,
+        runtime=hello.runtime,
+        capabilities=list(hello.capabilities),
+        tools=None if hello.tools is None else [tool.wire() for tool in hello.tools],
+    )
+    result = w.append(agent.workspace_id, fact, actor=agent.actor)
     return Recorded(result)
 
 
@@ -542,8 +532,9 @@ def agent_went_offline(w: Writing, workspace_id: str, agent_id: str, last_beat_m
         return Recorded(None)
     result = w.append(
         workspace_id,
-        "agent.status_changed",
-        {"agentId": agent_id, "status": "offline", "lastHeartbeatAt": last_beat_ms},
+        facts.AgentStatusChangedPayload(
+            agent_id=agent_id, status="offline", last_heartbeat_at=last_beat_ms
+        ),
         actor="system",
     )
     return Recorded(result)
@@ -569,8 +560,7 @@ def task_accepted(
         domain.transition(task_state(task), domain.TaskStatus.RUNNING)
     result = w.append(
         agent.workspace_id,
-        "task.accepted",
-        {"taskId": task.id},
+        facts.TaskAcceptedPayload(task_id=task.id),
         actor=agent.actor,
         event_id=event_id,
         conversation_id=task.conversation_id,
@@ -600,9 +590,14 @@ def task_status_changed(
         return Recorded(None)  # the same report again: it changed nothing, so nothing to record
     result = w.append(
         agent.workspace_id,
-        "task.status_changed",
-        # the task is the envelope's: a taskId in the payload is an unknown field, ignored
-        {**change.wire(), "taskId": task.id},
+        facts.TaskStatusChangedPayload(
+            task_id=task.id,  # the envelope's: a taskId in the payload is unknown, ignored
+            status=change.status.value,
+            progress=change.progress,
+            summary=change.summary,
+            error=change.error,
+            **facts.TaskStatusChangedPayload.unknown_fields_of(change),
+        ),
         actor=agent.actor,
         event_id=event_id,
         conversation_id=task.conversation_id,
@@ -621,14 +616,13 @@ def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None
         return Recorded(None)
     result = w.append(
         task.workspace_id,
-        "task.status_changed",
-        {
-            "taskId": task.id,
-            "status": "failed",
-            "error": "agent_unreachable",
-            "summary": "The agent did not come back within the grace period.",
-            **({"lastHeartbeatAt": last_beat_ms} if last_beat_ms else {}),
-        },
+        facts.TaskStatusChangedPayload(
+            task_id=task.id,
+            status="failed",
+            error="agent_unreachable",
+            summary="The agent did not come back within the grace period.",
+            last_heartbeat_at=last_beat_ms or None,
+        ),
         actor="system",
         event_id=derived_id("evt", "unreachable", task.id),
         conversation_id=task.conversation_id,
@@ -649,14 +643,13 @@ def task_child_created(
         raise Conflict(f"A task {child_id!r} already exists.", details={"taskId": child_id})
     result = w.append(
         agent.workspace_id,
-        "task.child_created",
-        {
-            "childTaskId": child_id,
-            "parentTaskId": parent.id,
-            "title": child.title,
-            "status": child.status.value,
-            "targetAgentId": agent.agent_id,
-        },
+        facts.TaskChildCreatedPayload(
+            child_task_id=child_id,
+            parent_task_id=parent.id,
+            title=child.title,
+            status=child.status.value,
+            target_agent_id=agent.agent_id,
+        ),
         actor=agent.actor,
         event_id=event_id,
         conversation_id=parent.conversation_id,
@@ -695,8 +688,7 @@ def interaction_requested(
         conversation_id = agents_conversation(w, agent, None, conversation_id)
     result = w.append(
         agent.workspace_id,
-        "interaction.requested",
-        {"interaction": wire.wire()},
+        facts.InteractionRequestedPayload.model_validate({"interaction": wire.wire()}),
         actor=agent.actor,
         event_id=event_id,
         conversation_id=conversation_id,
@@ -722,8 +714,7 @@ def artifact_created(
         payload["taskId"] = task_id
     result = w.append(
         agent.workspace_id,
-        "artifact.created",
-        payload,
+        facts.ArtifactCreatedPayload.model_validate(payload),
         actor=agent.actor,
         event_id=event_id,
         conversation_id=conversation_id,
@@ -745,23 +736,19 @@ def agent_message(
         raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
     check_hub_files(w, agent.workspace_id, _attachment_urls(message.attachments))
     message_id = message.message_id or derived_id("msg", agent.agent_id, event_id)
-    payload: dict[str, Any] = {
-        "messageId": message_id,
-        "author": {"kind": "agent", "id": agent.agent_id, "name": agent.name},
-        "content": message.content,
-    }
-    if message.blocks:
-        payload["blocks"] = [b.wire() for b in message.blocks]
-    if message.attachments:
-        payload["attachments"] = [a.wire() for a in message.attachments]
-    if task_id is not None:
-        payload["taskId"] = task_id
     if w.read.get_message(agent.workspace_id, message_id) is not None:
         raise Conflict(f"A message {message_id!r} already exists.")
+    fact = facts.MessageCreatedPayload(
+        message_id=message_id,
+        author=facts.MessageAuthor(kind="agent", id=agent.agent_id, name=agent.name),
+        content=message.content,
+        blocks=message.blocks or None,
+        attachments=message.attachments or None,
+        task_id=task_id,
+    )
     result = w.append(
         agent.workspace_id,
-        "message.created",
-        payload,
+        fact,
         actor=agent.actor,
         event_id=event_id,
         conversation_id=conversation_id,

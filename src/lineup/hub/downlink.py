@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from lineup.protocol import facts
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.times import ms_to_datetime
-from lineup.store import StoredEvent
+from lineup.store import StoredEvent, fact_of
 
 
 def _envelope(event: StoredEvent, type_: str, payload: dict[str, Any]) -> Envelope:
@@ -35,7 +36,8 @@ was recorded offline (by another node, which found this one dead)."""
 def concerns(event: StoredEvent, agent_id: str) -> bool:
     """Whether an agent's connection must look at ``event`` at all: :func:`for_agent` makes a
     frame only for the event's ``targetAgentId``, and the connection closes itself on news of
-    its own agent. Everything else of the workspace is skipped without waking it."""
+    its own agent. Everything else of the workspace is skipped without waking it, and without
+    parsing its payload: this runs for every event of the workspace."""
     payload = event.payload
     return payload.get("targetAgentId") == agent_id or (
         event.type in CONNECTION_NEWS and payload.get("agentId") == agent_id
@@ -44,63 +46,70 @@ def concerns(event: StoredEvent, agent_id: str) -> bool:
 
 def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
     """The frame ``agent_id`` gets for ``event``, or None when it is not the agent's business."""
-    p = event.payload
-    if p.get("targetAgentId") != agent_id:
-        return None
-    if event.type == "task.created":
-        payload: dict[str, Any] = {"taskId": p["taskId"], "title": p["title"]}
-        for key in ("description", "parentTaskId"):
-            if p.get(key):
-                payload[key] = p[key]
-        return _envelope(event, "task.assigned", payload)
-    if event.type == "message.created" and p.get("author", {}).get("kind") == "user":
-        payload = {
-            "messageId": p["messageId"],
-            "author": p["author"],
-            "content": p["content"],
-            "steer": bool(p.get("steer")),
-        }
-        if p.get("attachments"):
-            payload["attachments"] = p["attachments"]
-        return _envelope(event, "message.delivered", payload)
-    if event.type == "interaction.resolved":
-        payload = {
-            "interactionId": p["interactionId"],
-            "response": p["response"],
-            "respondedBy": p["respondedBy"],
-            "respondedAt": p["respondedAt"],
-        }
-        if p.get("respondedByName"):
-            payload["respondedByName"] = p["respondedByName"]
-        return _envelope(event, "interaction.resolved", payload)
-    if event.type == "interaction.cancelled":
-        payload = {"interactionId": p["interactionId"]}
-        for key in ("reason", "taskId"):
-            if p.get(key):
-                payload[key] = p[key]
-        return _envelope(event, "interaction.cancelled", payload)
-    if event.type == "interaction.expired":
-        payload = {"interactionId": p["interactionId"]}
-        if p.get("expiresAt") is not None:
-            payload["expiresAt"] = p["expiresAt"]
-        return _envelope(event, "interaction.expired", payload)
-    if event.type == "task.cancel_requested":
-        payload = {"taskId": p["taskId"]}
-        if p.get("reason"):
-            payload["reason"] = p["reason"]
-        return _envelope(event, "task.cancel_requested", payload)
-    if event.type == "tool.completed":
-        payload = {"call_id": p["callId"], "name": p["name"]}
-        for key in ("action", "result", "error"):
-            if p.get(key) is not None:
-                payload[key] = p[key]
-        return _envelope(event, "tool.result", payload)
-    if event.type == "tool.cancelled" and event.actor != f"agent:{agent_id}":
-        # The agent's own tool.cancel is not echoed; a withdrawal by the hub is news.
-        payload = {"call_id": p["callId"]}
-        if p.get("reason"):
-            payload["reason"] = p["reason"]
-        return _envelope(event, "tool.cancelled", payload)
+    if event.payload.get("targetAgentId") != agent_id or event.type not in facts.FACTS:
+        return None  # checked on the stored JSON: most events are not this agent's
+    fact = fact_of(event)
+    payload: dict[str, Any]
+    match fact:
+        case facts.TaskCreatedPayload():
+            payload = {"taskId": fact.task_id or event.task_id, "title": fact.title}
+            if fact.description:
+                payload["description"] = fact.description
+            if fact.parent_task_id:
+                payload["parentTaskId"] = fact.parent_task_id
+            return _envelope(event, "task.assigned", payload)
+        case facts.MessageCreatedPayload() if fact.author.kind == "user":
+            payload = {
+                "messageId": fact.message_id,
+                "author": fact.author.wire(),
+                "content": fact.content,
+                "steer": bool(fact.steer),
+            }
+            if fact.attachments:
+                payload["attachments"] = [a.wire() for a in fact.attachments]
+            return _envelope(event, "message.delivered", payload)
+        case facts.InteractionResolvedPayload():
+            payload = {
+                "interactionId": fact.interaction_id,
+                "response": fact.response.wire(),
+                "respondedBy": fact.responded_by,
+                "respondedAt": fact.responded_at,
+            }
+            if fact.responded_by_name:
+                payload["respondedByName"] = fact.responded_by_name
+            return _envelope(event, "interaction.resolved", payload)
+        case facts.InteractionCancelledPayload():
+            payload = {"interactionId": fact.interaction_id}
+            if fact.reason:
+                payload["reason"] = fact.reason
+            if fact.task_id:
+                payload["taskId"] = fact.task_id
+            return _envelope(event, "interaction.cancelled", payload)
+        case facts.InteractionExpiredPayload():
+            payload = {"interactionId": fact.interaction_id}
+            if fact.expires_at is not None:
+                payload["expiresAt"] = fact.expires_at
+            return _envelope(event, "interaction.expired", payload)
+        case facts.TaskCancelRequestedPayload():
+            payload = {"taskId": fact.task_id}
+            if fact.reason:
+                payload["reason"] = fact.reason
+            return _envelope(event, "task.cancel_requested", payload)
+        case facts.ToolCompletedPayload():
+            payload = {"call_id": fact.call_id, "name": fact.name}
+            if fact.action is not None:
+                payload["action"] = fact.action
+            if fact.result is not None:
+                payload["result"] = fact.result
+            if fact.error is not None:
+                payload["error"] = fact.error
+            return _envelope(event, "tool.result", payload)
+        case facts.ToolCancelledPayload() if event.actor != f"agent:{agent_id}":
+            # The agent's own tool.cancel is not echoed; a withdrawal by the hub is news.
+            payload = {"call_id": fact.call_id}
+            if fact.reason:
+                payload["reason"] = fact.reason
+            return _envelope(event, "tool.cancelled", payload)
     return None
 
 

@@ -14,6 +14,7 @@ from lineup.hub.actors import Person
 from lineup.hub.recorder import Writing
 from lineup.hub.security import new_invitation_code, normalise_pairing_code, token_hash
 from lineup.hub.state import HubState
+from lineup.protocol import facts
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from lineup.protocol.ids import new_id
 from lineup.store import InvitationRecord, Reader, User
@@ -104,13 +105,12 @@ def join(w: Writing, user: User, code: str) -> str:
         raise _unusable()
     w.append(
         invitation.workspace_id,
-        "member.joined",
-        {
-            "userId": user.id,
-            "email": user.email,
-            "displayName": user.display_name,
-            "role": invitation.role,
-        },
+        facts.MemberJoinedPayload(
+            user_id=user.id,
+            email=user.email,
+            display_name=user.display_name,
+            role=invitation.role,
+        ),
         actor=f"user:{user.id}",
     )
     return invitation.workspace_id

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from lineup.hub.actors import Person
 from lineup.hub.credentials import CREDENTIAL_PREFIX
@@ -21,6 +20,7 @@ from lineup.hub.security import (
     normalise_pairing_code,
     token_hash,
 )
+from lineup.protocol import facts
 from lineup.protocol.errors import NotFound
 from lineup.protocol.ids import new_id
 from lineup.store import AgentCredentialRecord, PairingCodeRecord
@@ -106,12 +106,13 @@ def redeem(
         raise _invalid()
     agent_id = new_id("agent")
     agent_name = (name or record.agent_name or "My agent").strip()[:100] or "My agent"
-    payload: dict[str, Any] = {"agentId": agent_id, "name": agent_name}
-    if runtime:
-        payload["runtime"] = runtime[:100]
-    if agent_version:
-        payload["agentVersion"] = agent_version[:100]
-    w.append(record.workspace_id, "agent.paired", payload, actor=record.created_by)
+    fact = facts.AgentPairedPayload(
+        agent_id=agent_id,
+        name=agent_name,
+        runtime=runtime[:100] if runtime else None,
+        agent_version=agent_version[:100] if agent_version else None,
+    )
+    w.append(record.workspace_id, fact, actor=record.created_by)
     credential = new_token(CREDENTIAL_PREFIX)
     store_auth.insert_agent_credential(
         w.connection,
@@ -135,8 +136,7 @@ def revoke(w: Writing, person: Person, agent_id: str, event_id: str | None = Non
         return False
     w.append(
         person.workspace_id,
-        "agent.revoked",
-        {"agentId": agent_id},
+        facts.AgentRevokedPayload(agent_id=agent_id),
         actor=person.actor,
         event_id=event_id,
     )

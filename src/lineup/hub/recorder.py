@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+from lineup.protocol.facts import FACTS, Fact
 from lineup.protocol.ids import new_id
 from lineup.protocol.times import now_ms
 from lineup.store import AppendResult, NewEvent, Store, StoredEvent, WriteTx
@@ -62,8 +63,7 @@ class Writing:
     def append(
         self,
         workspace_id: str,
-        type_: str,
-        payload: dict[str, Any],
+        fact: Fact,
         *,
         actor: str,
         event_id: str | None = None,
@@ -72,6 +72,11 @@ class Writing:
         correlation_id: str | None = None,
         occurred_at: int | None = None,
     ) -> AppendResult:
+        """Record ``fact``; its model says which event type it is, so the hub cannot record
+        a type that projections and readers have no model for."""
+        model = type(fact)
+        if FACTS.get(getattr(model, "fact_type", "")) is not model:
+            raise TypeError(f"{model.__name__} is not a recorded fact (lineup.protocol.facts)")
         fingerprint = None
         answering = self._answering
         if answering is not None and answering[0] == actor and answering[1] == event_id:
@@ -80,13 +85,14 @@ class Writing:
             NewEvent(
                 id=event_id or new_id("evt"),
                 workspace_id=workspace_id,
-                type=type_,
+                type=model.fact_type,
                 actor=actor,
-                payload=payload,
+                payload=fact.recorded(),
                 occurred_at=occurred_at if occurred_at is not None else self.now_ms,
                 conversation_id=conversation_id,
                 task_id=task_id,
                 correlation_id=correlation_id,
+                fact=fact,
             ),
             fingerprint=fingerprint,
         )

@@ -14,7 +14,8 @@ from lineup.protocol.codec import (
 )
 from lineup.protocol.envelope import PROTOCOL_VERSION, Envelope
 from lineup.protocol.errors import ErrorCode, LineupError
-from lineup.protocol.events import CATALOG, DOWNLINK_TYPES, RECORDED_TYPES, Sender
+from lineup.protocol.events import CATALOG, DOWNLINK_TYPES, Sender
+from lineup.protocol.facts import RECORDED_TYPES
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id, new_ulid
 from lineup.protocol.interaction import Interaction, InteractionResponse, InteractionType

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.envelope import Identifier
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
 from lineup.protocol.links import ArtifactUrl, check_block_data
+from lineup.protocol.times import Millis
 from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
 
 Title = Annotated[str, Field(min_length=1, max_length=500)]
@@ -177,21 +177,8 @@ class InteractionResolved(WireModel):
     response: InteractionResponse
     responded_by: Identifier
     responded_by_name: Annotated[str, Field(max_length=200)] | None = None
-    responded_at: Annotated[int, Field(ge=0)]
-
-    @field_validator("responded_at", mode="before")
-    @classmethod
-    def _iso_text_as_ms(cls, value: Any) -> Any:
-        """ISO 8601 text is read too: an agent's journal may hold answers in that form."""
-        if isinstance(value, str):
-            try:
-                when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                return value
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)
-            return int(when.timestamp() * 1000)
-        return value
+    responded_at: Millis
+    """ISO 8601 text is read too: an agent's journal may hold answers in that form."""
 
 
 class InteractionExpiry(WireModel):
@@ -289,35 +276,6 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("tool.cancel", ToolCancel, {A}, "Withdraw an unanswered tool call."),
         _spec("tool.cancelled", ToolCancel, {H}, "The hub withdrew an unanswered tool call."),
     ]
-)
-
-# Facts the hub records in the log; payloads are plain JSON objects documented in protocol.md.
-RECORDED_TYPES: frozenset[str] = frozenset(
-    {
-        "workspace.created",
-        "member.joined",
-        "agent.paired",
-        "agent.connected",
-        "agent.status_changed",
-        "agent.renamed",
-        "agent.revoked",
-        "conversation.created",
-        "message.created",
-        "task.created",
-        "task.accepted",
-        "task.status_changed",
-        "task.child_created",
-        "task.cancel_requested",
-        "interaction.requested",
-        "interaction.resolved",
-        "interaction.expired",
-        "interaction.cancelled",
-        "artifact.created",
-        "tool.registered",
-        "tool.called",
-        "tool.completed",
-        "tool.cancelled",
-    }
 )
 
 # Recorded facts an agent's downlink is made of (seed 001 §10.3), by the frame type it sees.

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic.json_schema import models_json_schema
 
 from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import AGENT_PAYLOADS, CATALOG
+from lineup.protocol.facts import FACTS
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.interaction import Interaction, InteractionResponse
 from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
@@ -55,7 +57,44 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         schemas[f"payloads/{event_type}.agent.json"] = _schema(
             model, f"{event_type} payload (sent by an agent)"
         )
+    for event_type, fact in sorted(FACTS.items()):
+        schemas[f"facts/{event_type}.json"] = _fact_schema(fact)
+    schemas["facts.json"] = _all_facts_schema()
     return schemas
+
+
+def _fact_schema(fact: type[Any]) -> dict[str, Any]:
+    """A fact's payload as the hub records it (serialization mode: what readers get)."""
+    schema: dict[str, Any] = TypeAdapter(fact).json_schema(by_alias=True, mode="serialization")
+    return {"$schema": _DIALECT, **schema, "title": fact.__name__}
+
+
+def _all_facts_schema() -> dict[str, Any]:
+    """A recorded event's ``type`` and ``payload``, one branch per fact, keyed by the type."""
+    keyed, shared = models_json_schema(
+        [(fact, "serialization") for _, fact in sorted(FACTS.items())],
+        by_alias=True,
+        ref_template="#/$defs/{model}",
+    )
+    branches = [
+        {
+            "type": "object",
+            "title": f"{fact.__name__[: -len('Payload')]}Fact",
+            "properties": {
+                "type": {"const": event_type},
+                "payload": keyed[(fact, "serialization")],
+            },
+            "required": ["type", "payload"],
+        }
+        for event_type, fact in sorted(FACTS.items())
+    ]
+    return {
+        "$schema": _DIALECT,
+        "title": "RecordedFact",
+        "description": "A recorded event's type and payload; the type says which payload.",
+        "oneOf": branches,
+        **shared,
+    }
 
 
 def render(schema: dict[str, Any]) -> str:

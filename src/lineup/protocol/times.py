@@ -9,7 +9,9 @@ from __future__ import annotations
 import functools
 import time
 from datetime import UTC, datetime
-from typing import overload
+from typing import Annotated, Any, overload
+
+from pydantic import BeforeValidator, Field
 
 
 def now_ms() -> int:
@@ -28,6 +30,24 @@ def ms_to_datetime(ms: int) -> datetime:
 
 def datetime_to_ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
+
+
+def _iso_text_as_ms(value: Any) -> Any:
+    """ISO 8601 text is read as milliseconds too: an agent's journal and some older facts
+    hold times in that form."""
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return int(when.timestamp() * 1000)
+    return value
+
+
+Millis = Annotated[int, Field(ge=0), BeforeValidator(_iso_text_as_ms)]
+"""A time in milliseconds since the epoch (UTC) in a model, as recorded facts carry it."""
 
 
 @overload

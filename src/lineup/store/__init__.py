@@ -7,7 +7,7 @@ nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``. Wri
 """
 
 from lineup.store import auth, sweeps
-from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent
+from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent, fact_of
 from lineup.store.queries import Reader
 from lineup.store.records import (
     Agent,
@@ -57,5 +57,6 @@ __all__ = [
     "WriterStats",
     "auth",
     "database_url_from_env",
+    "fact_of",
     "sweeps",
 ]

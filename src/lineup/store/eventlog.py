@@ -9,7 +9,7 @@ PostgreSQL) and a rolled-back append leaves no gap.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import BigInteger, Row, bindparam, case, insert, literal, select, tuple_, update
@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
+from lineup.protocol.facts import Fact, parse_fact
 from lineup.store import projections, statements
 from lineup.store.schema import events, workspaces
 
@@ -36,6 +37,9 @@ class NewEvent:
     conversation_id: str | None = None
     task_id: str | None = None
     correlation_id: str | None = None
+    fact: Fact | None = field(default=None, compare=False, repr=False)
+    """The payload as its model, when the appender has it: projections then read that and
+    the stored JSON is not parsed again."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +48,17 @@ class StoredEvent(NewEvent):
 
     sequence: int
     recorded_at: int
+
+
+def fact_of(event: StoredEvent) -> Fact:
+    """The event's payload as its fact model, parsed from the stored JSON at most once per
+    event object (the appender's model when it came with one). ``KeyError`` for a type that
+    is no recorded fact; ``ValueError`` for a payload that does not fit its model."""
+    fact = event.fact
+    if fact is None:
+        fact = parse_fact(event.type, event.payload)
+        object.__setattr__(event, "fact", fact)  # a cache: the event itself stays as it was
+    return fact
 
 
 @dataclass(frozen=True)
@@ -197,6 +212,7 @@ def _insert(conn: Connection, event: NewEvent, now_ms: int, fingerprint: str | N
         conversation_id=event.conversation_id,
         task_id=event.task_id,
         correlation_id=event.correlation_id,
+        fact=event.fact,
         sequence=sequence,
         recorded_at=recorded_at,
     )

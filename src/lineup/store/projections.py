@@ -12,11 +12,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pydantic import BaseModel
 from sqlalchemy import Insert, Table, Update, bindparam, delete, false, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from lineup.protocol import facts as f
 from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import TaskStatusName
@@ -41,7 +43,9 @@ from lineup.store.schema import (
 if TYPE_CHECKING:
     from lineup.store.eventlog import StoredEvent
 
-Handler = Callable[[Connection, "StoredEvent"], None]
+Handler = Callable[[Connection, "StoredEvent", f.Fact], None]
+"""A projection of one fact type: the event's envelope and its payload as the fact's model."""
+F = TypeVar("F", bound=f.Fact)
 
 RUNNING = TaskStatusName.RUNNING.value
 WAITING_FOR_HUMAN = TaskStatusName.WAITING_FOR_HUMAN.value
@@ -54,7 +58,8 @@ def apply_event(conn: Connection, event: StoredEvent) -> None:
     if handler is None:
         return  # a newer hub's event: kept in the log, projected once this code knows it
     try:
-        handler(conn, event)
+        fact = event.fact if event.fact is not None else f.parse_fact(event.type, event.payload)
+        handler(conn, event, fact)
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidArgument(
             f"{event.type} payload is malformed: {exc!r}",
@@ -118,20 +123,7 @@ def _agent_id_of(actor: str) -> str | None:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _to_ms(value: Any) -> int | None:
-    """Wire times are ISO 8601 strings; the database keeps milliseconds."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise TypeError("a time cannot be a boolean")
-    if isinstance(value, int):
-        return value
-    parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return (parsed - _EPOCH) // timedelta(milliseconds=1)
+_MS = timedelta(milliseconds=1)
 
 
 def _touch_task(conn: Connection, event: StoredEvent, task_id: str, **values: Any) -> None:
@@ -157,54 +149,53 @@ def _task_status(conn: Connection, event: StoredEvent, task_id: str) -> str | No
 # --- workspace and members -----------------------------------------------------------------
 
 
-def _workspace_created(conn: Connection, event: StoredEvent) -> None:
+def _workspace_created(
+    conn: Connection, event: StoredEvent, fact: f.WorkspaceCreatedPayload
+) -> None:
     # The row exists already (append made it to hold the counter); keep its last_sequence.
     _upsert(
         conn,
         workspaces,
         {"id": event.workspace_id},
         on_insert={"last_sequence": 0},
-        always={"name": event.payload["name"], "created_at": event.recorded_at},
+        always={"name": fact.name, "created_at": event.recorded_at},
     )
 
 
-def _member_joined(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    user_id = p["userId"]
+def _member_joined(conn: Connection, event: StoredEvent, fact: f.MemberJoinedPayload) -> None:
     _upsert(
         conn,
         users,
-        {"id": user_id},
+        {"id": fact.user_id},
         on_insert={"created_at": event.recorded_at},
-        always={"email": p["email"], "display_name": p.get("displayName") or p["email"]},
+        always={"email": fact.email, "display_name": fact.display_name or fact.email},
     )
     _upsert(
         conn,
         memberships,
-        {"workspace_id": event.workspace_id, "user_id": user_id},
+        {"workspace_id": event.workspace_id, "user_id": fact.user_id},
         on_insert={"created_at": event.recorded_at},
-        always={"role": p.get("role", "member")},
+        always={"role": fact.role or "member"},
     )
 
 
 # --- agents --------------------------------------------------------------------------------
 
 
-def _update_agent(conn: Connection, event: StoredEvent, **values: Any) -> None:
+def _update_agent(conn: Connection, event: StoredEvent, agent_id: str, **values: Any) -> None:
     _update(
         conn,
         agents,
-        {"workspace_id": event.workspace_id, "id": event.payload["agentId"]},
+        {"workspace_id": event.workspace_id, "id": agent_id},
         {"updated_at": event.recorded_at, **values},
     )
 
 
-def _agent_paired(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _agent_paired(conn: Connection, event: StoredEvent, fact: f.AgentPairedPayload) -> None:
     _upsert(
         conn,
         agents,
-        {"id": p["agentId"]},
+        {"id": fact.agent_id},
         on_insert={
             "workspace_id": event.workspace_id,
             "status": "never_connected",
@@ -213,87 +204,88 @@ def _agent_paired(conn: Connection, event: StoredEvent) -> None:
             "created_at": event.recorded_at,
         },
         always={
-            "name": p["name"],
-            "runtime": p.get("runtime"),
-            "agent_version": p.get("agentVersion"),
+            "name": fact.name,
+            "runtime": fact.runtime,
+            "agent_version": fact.agent_version,
             "updated_at": event.recorded_at,
         },
     )
 
 
-def _agent_connected(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _agent_connected(conn: Connection, event: StoredEvent, fact: f.AgentConnectedPayload) -> None:
     values: dict[str, Any] = {
         "status": "online",
         "last_heartbeat_at": event.occurred_at,
         "connected_at": event.occurred_at,
         "offline_at": None,
-        "capabilities": list(p.get("capabilities") or []),
+        "capabilities": list(fact.capabilities or []),
     }
-    if "agentVersion" in p:
-        values["agent_version"] = p["agentVersion"]
-    if "runtime" in p:
-        values["runtime"] = p["runtime"]
-    if p.get("tools") is not None:
-        values["tools"] = list(p["tools"])
-    _update_agent(conn, event, **values)
+    if fact.agent_version is not None:
+        values["agent_version"] = fact.agent_version
+    if fact.runtime is not None:
+        values["runtime"] = fact.runtime
+    if fact.tools is not None:
+        values["tools"] = list(fact.tools)
+    _update_agent(conn, event, fact.agent_id, **values)
 
 
-def _agent_status_changed(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    values: dict[str, Any] = {"status": p["status"]}
-    if p.get("status") == "offline":
+def _agent_status_changed(
+    conn: Connection, event: StoredEvent, fact: f.AgentStatusChangedPayload
+) -> None:
+    values: dict[str, Any] = {"status": fact.status}
+    if fact.status == "offline":
         # the hub records this event itself: it occurred when the hub found the agent gone
         values["offline_at"] = event.occurred_at
-    if p.get("lastHeartbeatAt") is not None:
+    if fact.last_heartbeat_at is not None:
         # null means "unknown now", not "never": keep the last one the UI can show.
-        values["last_heartbeat_at"] = p["lastHeartbeatAt"]
-    _update_agent(conn, event, **values)
+        values["last_heartbeat_at"] = fact.last_heartbeat_at
+    _update_agent(conn, event, fact.agent_id, **values)
 
 
-def _agent_renamed(conn: Connection, event: StoredEvent) -> None:
-    _update_agent(conn, event, name=event.payload["name"])
+def _agent_renamed(conn: Connection, event: StoredEvent, fact: f.AgentRenamedPayload) -> None:
+    _update_agent(conn, event, fact.agent_id, name=fact.name)
 
 
-def _agent_revoked(conn: Connection, event: StoredEvent) -> None:
-    _update_agent(conn, event, status="revoked", revoked_at=event.recorded_at)
+def _agent_revoked(conn: Connection, event: StoredEvent, fact: f.AgentRevokedPayload) -> None:
+    _update_agent(conn, event, fact.agent_id, status="revoked", revoked_at=event.recorded_at)
 
 
 # --- conversations and messages ------------------------------------------------------------
 
 
-def _conversation_created(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _conversation_created(
+    conn: Connection, event: StoredEvent, fact: f.ConversationCreatedPayload
+) -> None:
     _insert(
         conn,
         conversations,
-        id=p.get("conversationId") or event.conversation_id,
+        id=fact.conversation_id or event.conversation_id,
         workspace_id=event.workspace_id,
-        title=p.get("title") or "",
-        agent_ids=list(p.get("agentIds") or []),
+        title=fact.title or "",
+        agent_ids=list(fact.agent_ids or []),
         created_at=event.recorded_at,
         updated_at=event.recorded_at,
         last_sequence=event.sequence,
     )
 
 
-def _message_created(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    conversation_id = event.conversation_id or p["conversationId"]
-    author = p["author"]
+def _message_created(conn: Connection, event: StoredEvent, fact: f.MessageCreatedPayload) -> None:
+    conversation_id = event.conversation_id or fact.conversation_id
+    if conversation_id is None:
+        raise ValueError("a message needs a conversation")
     _insert(
         conn,
         messages,
-        id=p["messageId"],
+        id=fact.message_id,
         workspace_id=event.workspace_id,
         conversation_id=conversation_id,
-        author_kind=author["kind"],
-        author_id=author.get("id"),
-        content=p.get("content") or "",
-        blocks=p.get("blocks"),
-        attachments=p.get("attachments"),
-        target_agent_id=p.get("targetAgentId"),
-        task_id=p.get("taskId") or event.task_id,
+        author_kind=fact.author.kind,
+        author_id=fact.author.id,
+        content=fact.content or "",
+        blocks=None if fact.blocks is None else [b.wire() for b in fact.blocks],
+        attachments=None if fact.attachments is None else [a.wire() for a in fact.attachments],
+        target_agent_id=fact.target_agent_id,
+        task_id=fact.task_id or event.task_id,
         created_at=event.recorded_at,
         sequence=event.sequence,
     )
@@ -326,80 +318,91 @@ def _new_task(event: StoredEvent, **values: Any) -> dict[str, Any]:
     }
 
 
-def _task_created(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _task_created(conn: Connection, event: StoredEvent, fact: f.TaskCreatedPayload) -> None:
     row = _new_task(
         event,
-        id=p.get("taskId") or event.task_id,
-        parent_task_id=p.get("parentTaskId"),
-        title=p["title"],
-        description=p.get("description"),
-        target_agent_id=p.get("targetAgentId"),
+        id=fact.task_id or event.task_id,
+        parent_task_id=fact.parent_task_id,
+        title=fact.title,
+        description=fact.description,
+        target_agent_id=fact.target_agent_id,
         status="queued",
-        created_by=p.get("createdBy") or event.actor,
+        created_by=fact.created_by or event.actor,
     )
     _insert(conn, tasks, **row)
 
 
-def _task_child_created(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _task_child_created(
+    conn: Connection, event: StoredEvent, fact: f.TaskChildCreatedPayload
+) -> None:
     parent = conn.execute(
         select(tasks.c.conversation_id, tasks.c.target_agent_id).where(
-            tasks.c.workspace_id == event.workspace_id, tasks.c.id == p["parentTaskId"]
+            tasks.c.workspace_id == event.workspace_id, tasks.c.id == fact.parent_task_id
         )
     ).first()
     row = _new_task(
         event,
-        id=p["childTaskId"],
-        parent_task_id=p["parentTaskId"],
-        title=p["title"],
-        description=p.get("description"),
-        status=p.get("status") or "queued",
-        target_agent_id=p.get("targetAgentId") or (parent.target_agent_id if parent else None),
+        id=fact.child_task_id,
+        parent_task_id=fact.parent_task_id,
+        title=fact.title,
+        description=fact.description,
+        status=fact.status or "queued",
+        target_agent_id=fact.target_agent_id or (parent.target_agent_id if parent else None),
         conversation_id=event.conversation_id or (parent.conversation_id if parent else None),
     )
     _insert(conn, tasks, **row)
 
 
-def _task_accepted(conn: Connection, event: StoredEvent) -> None:
-    _touch_task(conn, event, event.payload["taskId"], status=RUNNING)
+def _task_accepted(conn: Connection, event: StoredEvent, fact: f.TaskAcceptedPayload) -> None:
+    _touch_task(conn, event, fact.task_id, status=RUNNING)
 
 
-def _task_status_changed(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    values: dict[str, Any] = {"status": p["status"]}
-    if p.get("progress") is not None:
-        values["progress"] = int(p["progress"])
-    for key in ("summary", "error"):
-        if key in p:
-            values[key] = p[key]
-    _touch_task(conn, event, p["taskId"], **values)
+def _task_status_changed(
+    conn: Connection, event: StoredEvent, fact: f.TaskStatusChangedPayload
+) -> None:
+    values: dict[str, Any] = {"status": fact.status}
+    if fact.progress is not None:
+        values["progress"] = fact.progress
+    if fact.summary is not None:
+        values["summary"] = fact.summary
+    if fact.error is not None:
+        values["error"] = fact.error
+    _touch_task(conn, event, fact.task_id, **values)
 
 
-def _task_cancel_requested(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    _touch_task(conn, event, p["taskId"], cancel_requested=True, cancel_reason=p.get("reason"))
+def _task_cancel_requested(
+    conn: Connection, event: StoredEvent, fact: f.TaskCancelRequestedPayload
+) -> None:
+    _touch_task(conn, event, fact.task_id, cancel_requested=True, cancel_reason=fact.reason)
 
 
 # --- interactions --------------------------------------------------------------------------
 
 
-def _interaction_requested(conn: Connection, event: StoredEvent) -> None:
-    request = event.payload["interaction"]
-    task_id = event.task_id or request.get("taskId")
+def _extra(model: BaseModel, key: str) -> Any:
+    """A field an older agent put on a model that does not declare it."""
+    return (model.model_extra or {}).get(key)
+
+
+def _interaction_requested(
+    conn: Connection, event: StoredEvent, fact: f.InteractionRequestedPayload
+) -> None:
+    request = fact.interaction
+    task_id = event.task_id or _extra(request, "taskId")
+    expires_at = request.expires_at
     _insert(
         conn,
         interactions,
-        id=request["id"],
+        id=request.id,
         workspace_id=event.workspace_id,
         task_id=task_id,
-        conversation_id=event.conversation_id or request.get("conversationId"),
+        conversation_id=event.conversation_id or _extra(request, "conversationId"),
         agent_id=_agent_id_of(event.actor),
-        kind=request["type"],
+        kind=request.type.value,
         status=REQUESTED,
-        request=request,
+        request=event.payload["interaction"],  # the card as the agent sent it, kept whole
         response=None,
-        expires_at=_to_ms(request.get("expiresAt")),
+        expires_at=None if expires_at is None else (expires_at - _EPOCH) // _MS,
         created_at=event.recorded_at,
         updated_at=event.recorded_at,
         sequence=event.sequence,
@@ -408,9 +411,10 @@ def _interaction_requested(conn: Connection, event: StoredEvent) -> None:
         _touch_task(conn, event, task_id, status=WAITING_FOR_HUMAN)
 
 
-def _close_interaction(conn: Connection, event: StoredEvent, **values: Any) -> None:
+def _close_interaction(
+    conn: Connection, event: StoredEvent, interaction_id: str, **values: Any
+) -> None:
     """Close one request; a task blocked only on requests goes back to running when none remain."""
-    interaction_id = event.payload["interactionId"]
     key = {"workspace_id": event.workspace_id, "id": interaction_id}
     _update(conn, interactions, key, {"updated_at": event.recorded_at, **values})
     task_id = conn.execute(
@@ -451,72 +455,77 @@ def _resume_if_nothing_waits(conn: Connection, event: StoredEvent, task_id: str)
         _touch_task(conn, event, task_id, status=RUNNING)
 
 
-def _interaction_resolved(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    responded_at = _to_ms(p.get("respondedAt"))
+def _interaction_resolved(
+    conn: Connection, event: StoredEvent, fact: f.InteractionResolvedPayload
+) -> None:
     _close_interaction(
         conn,
         event,
+        fact.interaction_id,
         status="resolved",
-        response=p.get("response"),
-        responded_by=p.get("respondedBy") or event.actor,
-        responded_by_name=p.get("respondedByName"),
-        responded_at=event.recorded_at if responded_at is None else responded_at,
+        response=fact.response.wire(),
+        responded_by=fact.responded_by,
+        responded_by_name=fact.responded_by_name,
+        responded_at=fact.responded_at,
     )
 
 
-def _interaction_expired(conn: Connection, event: StoredEvent) -> None:
-    _close_interaction(conn, event, status="expired")
+def _interaction_expired(
+    conn: Connection, event: StoredEvent, fact: f.InteractionExpiredPayload
+) -> None:
+    _close_interaction(conn, event, fact.interaction_id, status="expired")
 
 
-def _interaction_cancelled(conn: Connection, event: StoredEvent) -> None:
-    _close_interaction(conn, event, status="cancelled", cancel_reason=event.payload.get("reason"))
+def _interaction_cancelled(
+    conn: Connection, event: StoredEvent, fact: f.InteractionCancelledPayload
+) -> None:
+    _close_interaction(
+        conn, event, fact.interaction_id, status="cancelled", cancel_reason=fact.reason
+    )
 
 
-def _tool_registered(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _tool_registered(conn: Connection, event: StoredEvent, fact: f.ToolRegisteredPayload) -> None:
     _upsert(
         conn,
         tool_devices,
-        {"workspace_id": event.workspace_id, "device_id": p["deviceId"]},
+        {"workspace_id": event.workspace_id, "device_id": fact.device_id},
         on_insert={"created_at": event.recorded_at},
         always={
-            "user_id": p.get("userId"),
-            "name": p.get("name"),
-            "tools": list(p.get("tools") or []),
+            "user_id": fact.user_id,
+            "name": fact.name,
+            "tools": list(fact.tools or []),
             "updated_at": event.recorded_at,
             "last_sequence": event.sequence,
         },
     )
 
 
-def _tool_called(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _tool_called(conn: Connection, event: StoredEvent, fact: f.ToolCalledPayload) -> None:
     _insert(
         conn,
         tool_calls,
-        id=p["toolCallId"],
+        id=fact.tool_call_id,
         workspace_id=event.workspace_id,
-        agent_id=p["agentId"],
-        call_id=p["callId"],
-        name=p["name"],
-        action=p.get("action"),
-        arguments=dict(p.get("arguments") or {}),
+        agent_id=fact.agent_id,
+        call_id=fact.call_id,
+        name=fact.name,
+        action=fact.action,
+        arguments=dict(fact.arguments or {}),
         status="pending",
         conversation_id=event.conversation_id,
         task_id=event.task_id,
-        instance_id=p.get("instanceId"),
+        instance_id=fact.instance_id,
         result=None,
         error=None,
-        timeout_ms=p.get("timeoutMs"),
-        expires_at=p.get("expiresAt"),
+        timeout_ms=fact.timeout_ms,
+        expires_at=fact.expires_at,
         created_at=event.recorded_at,
         updated_at=event.recorded_at,
         sequence=event.sequence,
     )
     # A question for the person (choice, confirm, input) blocks its task as a request does.
     task_id = event.task_id
-    if task_id and p["name"] in ASK_TOOLS and _task_status(conn, event, task_id) == RUNNING:
+    if task_id and fact.name in ASK_TOOLS and _task_status(conn, event, task_id) == RUNNING:
         _touch_task(conn, event, task_id, status=WAITING_FOR_HUMAN)
 
 
@@ -525,25 +534,22 @@ _GET_TOOL_CALL = select(tool_calls).where(
 )
 
 
-def _tool_completed(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    key = {"workspace_id": event.workspace_id, "id": p["toolCallId"]}
-    if p.get("expired"):
+def _tool_completed(conn: Connection, event: StoredEvent, fact: f.ToolCompletedPayload) -> None:
+    key = {"workspace_id": event.workspace_id, "id": fact.tool_call_id}
+    status = "failed" if fact.error is not None else "completed"
+    if fact.expired:
         status = "expired"
-    else:
-        status = "failed" if p.get("error") is not None else "completed"
-    answered_at = _to_ms(p.get("answeredAt"))
     _update(
         conn,
         tool_calls,
         key,
         {
             "status": status,
-            "result": p.get("result"),
-            "error": p.get("error"),
-            "answered_by": p.get("answeredBy") or event.actor,
-            "answered_by_name": p.get("answeredByName"),
-            "answered_at": event.recorded_at if answered_at is None else answered_at,
+            "result": fact.result,
+            "error": fact.error,
+            "answered_by": fact.answered_by or event.actor,
+            "answered_by_name": fact.answered_by_name,
+            "answered_at": event.recorded_at if fact.answered_at is None else fact.answered_at,
             "updated_at": event.recorded_at,
         },
     )
@@ -623,14 +629,13 @@ def _canvas_applied(conn: Connection, event: StoredEvent, call: Any) -> None:
     _update(conn, canvas_instances, instance, touched)
 
 
-def _tool_cancelled(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
-    key = {"workspace_id": event.workspace_id, "id": p["toolCallId"]}
+def _tool_cancelled(conn: Connection, event: StoredEvent, fact: f.ToolCancelledPayload) -> None:
+    key = {"workspace_id": event.workspace_id, "id": fact.tool_call_id}
     _update(
         conn,
         tool_calls,
         key,
-        {"status": "cancelled", "cancel_reason": p.get("reason"), "updated_at": event.recorded_at},
+        {"status": "cancelled", "cancel_reason": fact.reason, "updated_at": event.recorded_at},
     )
     _question_closed(conn, event, conn.execute(_GET_TOOL_CALL, key).first())
 
@@ -638,47 +643,59 @@ def _tool_cancelled(conn: Connection, event: StoredEvent) -> None:
 # --- artifacts -----------------------------------------------------------------------------
 
 
-def _artifact_created(conn: Connection, event: StoredEvent) -> None:
-    p = event.payload
+def _artifact_created(conn: Connection, event: StoredEvent, fact: f.ArtifactCreatedPayload) -> None:
     _insert(
         conn,
         artifacts,
-        id=p["artifactId"],
+        id=fact.artifact_id,
         workspace_id=event.workspace_id,
-        task_id=p.get("taskId") or event.task_id,
+        task_id=fact.task_id or event.task_id,
         conversation_id=event.conversation_id,
-        name=p["name"],
-        url=p["url"],
-        mime_type=p.get("mimeType"),
-        summary=p.get("summary"),
+        name=fact.name,
+        url=fact.url,
+        mime_type=fact.mime_type,
+        summary=fact.summary,
         created_by=event.actor,
         created_at=event.recorded_at,
     )
 
 
-HANDLERS: Mapping[str, Handler] = {
-    "workspace.created": _workspace_created,
-    "member.joined": _member_joined,
-    "agent.paired": _agent_paired,
-    "agent.connected": _agent_connected,
-    "agent.status_changed": _agent_status_changed,
-    "agent.renamed": _agent_renamed,
-    "agent.revoked": _agent_revoked,
-    "conversation.created": _conversation_created,
-    "message.created": _message_created,
-    "task.created": _task_created,
-    "task.child_created": _task_child_created,
-    "task.accepted": _task_accepted,
-    "task.status_changed": _task_status_changed,
-    "task.cancel_requested": _task_cancel_requested,
-    "interaction.requested": _interaction_requested,
-    "interaction.resolved": _interaction_resolved,
-    "interaction.expired": _interaction_expired,
-    "interaction.cancelled": _interaction_cancelled,
-    "artifact.created": _artifact_created,
-    "tool.registered": _tool_registered,
-    "tool.called": _tool_called,
-    "tool.completed": _tool_completed,
-    "tool.cancelled": _tool_cancelled,
-}
-"""Which event types change which projections; any other type is stored but not projected."""
+def _on(
+    model: type[F], handler: Callable[[Connection, StoredEvent, F], None]
+) -> tuple[str, Handler]:
+    """One entry of :data:`HANDLERS`: the type checker holds ``handler`` to ``model``."""
+    return model.fact_type, cast(Handler, handler)
+
+
+HANDLERS: Mapping[str, Handler] = dict(
+    [
+        _on(f.WorkspaceCreatedPayload, _workspace_created),
+        _on(f.MemberJoinedPayload, _member_joined),
+        _on(f.AgentPairedPayload, _agent_paired),
+        _on(f.AgentConnectedPayload, _agent_connected),
+        _on(f.AgentStatusChangedPayload, _agent_status_changed),
+        _on(f.AgentRenamedPayload, _agent_renamed),
+        _on(f.AgentRevokedPayload, _agent_revoked),
+        _on(f.ConversationCreatedPayload, _conversation_created),
+        _on(f.MessageCreatedPayload, _message_created),
+        _on(f.TaskCreatedPayload, _task_created),
+        _on(f.TaskChildCreatedPayload, _task_child_created),
+        _on(f.TaskAcceptedPayload, _task_accepted),
+        _on(f.TaskStatusChangedPayload, _task_status_changed),
+        _on(f.TaskCancelRequestedPayload, _task_cancel_requested),
+        _on(f.InteractionRequestedPayload, _interaction_requested),
+        _on(f.InteractionResolvedPayload, _interaction_resolved),
+        _on(f.InteractionExpiredPayload, _interaction_expired),
+        _on(f.InteractionCancelledPayload, _interaction_cancelled),
+        _on(f.ArtifactCreatedPayload, _artifact_created),
+        _on(f.ToolRegisteredPayload, _tool_registered),
+        _on(f.ToolCalledPayload, _tool_called),
+        _on(f.ToolCompletedPayload, _tool_completed),
+        _on(f.ToolCancelledPayload, _tool_cancelled),
+    ]
+)
+"""Which facts change which projections; a type not here is stored but not projected."""
+
+NOT_PROJECTED: frozenset[str] = frozenset()
+"""Facts recorded for the log's readers only: no table follows them. Every fact of
+``lineup.protocol.facts.FACTS`` is either here or in :data:`HANDLERS` (a test checks)."""

@@ -20,6 +20,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
+from lineup.protocol import facts
 from lineup.protocol.ids import new_id
 from lineup.store import Store
 from lineup.store import notifications as ns
@@ -358,15 +359,15 @@ async def test_two_workers_on_one_database_send_each_notification_once(
         def requests(w: Any) -> None:
             w.append(
                 workspace_id,
-                "agent.paired",
-                {"agentId": agent_id, "name": "builder"},
+                facts.AgentPairedPayload(agent_id=agent_id, name="builder"),
                 actor="system",
             )
             for i in range(5):
                 w.append(
                     workspace_id,
-                    "interaction.requested",
-                    {"interaction": {"id": f"int_{i}", "type": "approval", "title": "t"}},
+                    facts.InteractionRequestedPayload.model_validate(
+                        {"interaction": {"id": f"int_{i}", "type": "approval", "title": "t"}}
+                    ),
                     actor=f"agent:{agent_id}",
                 )
 

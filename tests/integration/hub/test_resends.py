@@ -11,10 +11,12 @@ from lineup.hub import accounts, commands
 from lineup.hub.commands import Recorded
 from lineup.hub.recorder import Recorder, Writing
 from lineup.protocol.errors import Conflict
+from lineup.protocol.facts import AgentRenamedPayload
 from lineup.protocol.ids import new_id
 from lineup.store import Store, User
 
 ACTOR = "agent:agent_1"
+NOTED = AgentRenamedPayload(agent_id="agent_1", name="noted")  # any fact will do
 
 
 async def _workspace(recorder: Recorder) -> str:
@@ -24,7 +26,7 @@ async def _workspace(recorder: Recorder) -> str:
 
 
 def _record(w: Writing, workspace_id: str, event_id: str) -> Recorded:
-    return Recorded(w.append(workspace_id, "test.noted", {}, actor=ACTOR, event_id=event_id))
+    return Recorded(w.append(workspace_id, NOTED, actor=ACTOR, event_id=event_id))
 
 
 def _noop(w: Writing) -> Recorded:
@@ -37,7 +39,7 @@ def _refuse(w: Writing) -> Recorded:
 
 def _record_elsewhere(w: Writing, workspace_id: str) -> Recorded:
     # a command that records under an id of its own, not the event's
-    return Recorded(w.append(workspace_id, "test.noted", {}, actor=ACTOR))
+    return Recorded(w.append(workspace_id, NOTED, actor=ACTOR))
 
 
 @pytest.mark.parametrize("second", ["noop", "refuse", "record_elsewhere", "record_again"])

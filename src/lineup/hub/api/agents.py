@@ -14,6 +14,7 @@ from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
+from lineup.protocol import facts
 from lineup.protocol.errors import NotFound
 from lineup.protocol.session import CloseCode
 from lineup.protocol.times import iso
@@ -122,8 +123,7 @@ async def rename_agent(
         if agent.name != body.name.strip():
             w.append(
                 person.workspace_id,
-                "agent.renamed",
-                {"agentId": agent_id, "name": body.name.strip()},
+                facts.AgentRenamedPayload(agent_id=agent_id, name=body.name.strip()),
                 actor=person.actor,
                 event_id=key,
             )

@@ -37,6 +37,7 @@ from lineup.hub.errors import error_response
 from lineup.hub.recorder import Writing
 from lineup.hub.security import new_token, same_secret, token_hash
 from lineup.hub.state import HubState
+from lineup.protocol import facts
 from lineup.protocol.errors import Forbidden, NotFound, Unauthenticated
 from lineup.protocol.ids import new_id
 from lineup.store import AgentCredentialRecord
@@ -110,25 +111,24 @@ async def prepare(hub: HubState, direct: DirectMode) -> None:
         ws = direct.workspace_id
         w.append(
             ws,
-            "workspace.created",
-            {"workspaceId": ws, "name": direct.agent_name, "ownerUserId": direct.user_id},
+            facts.WorkspaceCreatedPayload(
+                workspace_id=ws, name=direct.agent_name, owner_user_id=direct.user_id
+            ),
             actor=person,
         )
         w.append(
             ws,
-            "member.joined",
-            {
-                "userId": direct.user_id,
-                "email": PERSON_EMAIL,
-                "displayName": direct.person_name,
-                "role": "owner",
-            },
+            facts.MemberJoinedPayload(
+                user_id=direct.user_id,
+                email=PERSON_EMAIL,
+                display_name=direct.person_name,
+                role="owner",
+            ),
             actor=person,
         )
         w.append(
             ws,
-            "agent.paired",
-            {"agentId": direct.agent_id, "name": direct.agent_name},
+            facts.AgentPairedPayload(agent_id=direct.agent_id, name=direct.agent_name),
             actor=person,
         )
         store_auth.insert_agent_credential(

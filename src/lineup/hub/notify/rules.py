@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from lineup.domain import ACTIVE_STATUSES
-from lineup.store import Reader, StoredEvent
+from lineup.protocol import facts
+from lineup.store import Reader, StoredEvent, fact_of
 
 REQUEST_WORDS = {
     "approval": "approval",
@@ -58,12 +59,13 @@ def _actor_agent(event: StoredEvent) -> str | None:
 
 
 def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
+    if event.type not in WATCHED:
+        return []
     ws = event.workspace_id
-    payload = event.payload
-    if event.type == "interaction.requested":
-        interaction = payload.get("interaction") or {}
-        interaction_id = str(interaction.get("id", ""))
-        word = REQUEST_WORDS.get(str(interaction.get("type")), "decision")
+    fact = fact_of(event)
+    if isinstance(fact, facts.InteractionRequestedPayload):
+        interaction_id = fact.interaction.id
+        word = REQUEST_WORDS.get(fact.interaction.type.value, "decision")
         agent = _agent_name(read, ws, _actor_agent(event))
         return [
             Notice(
@@ -77,11 +79,11 @@ def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
                 tag=f"lineup:interaction:{interaction_id}",
             )
         ]
-    if event.type == "tool.called":
-        # Issue 5a: an agent's call of a tool that asks a person (choice, confirm, input)
-        # waits for them like an interaction. Its arguments are never part of the notice.
-        call_id = str(payload.get("toolCallId", ""))
-        name = str(payload.get("name", ""))
+    if isinstance(fact, facts.ToolCalledPayload):
+        # An agent's call of a tool that asks a person (choice, confirm, input) waits for
+        # them like an interaction. Its arguments are never part of the notice.
+        call_id = fact.tool_call_id
+        name = fact.name
         if not call_id or name not in PERSON_TOOLS:
             return []
         agent = _agent_name(read, ws, _actor_agent(event))
@@ -97,12 +99,12 @@ def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
                 tag=f"lineup:tool-call:{call_id}",
             )
         ]
-    if event.type == "task.status_changed" and payload.get("status") in ("failed", "succeeded"):
-        task_id = str(payload.get("taskId") or event.task_id or "")
+    if isinstance(fact, facts.TaskStatusChangedPayload) and fact.status in ("failed", "succeeded"):
+        task_id = fact.task_id or event.task_id or ""
         task = read.get_task(ws, task_id)
         agent = _agent_name(read, ws, task.target_agent_id if task else _actor_agent(event))
-        failed = payload.get("status") == "failed"
-        if failed and payload.get("error") == "agent_unreachable":
+        failed = fact.status == "failed"
+        if failed and fact.error == "agent_unreachable":
             body = f"{agent} did not come back in time; its task failed."
         elif failed:
             body = f"A task of {agent} failed."
@@ -120,8 +122,8 @@ def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
                 tag=f"lineup:task:{task_id}",
             )
         ]
-    if event.type == "agent.status_changed" and payload.get("status") == "offline":
-        agent_id = str(payload.get("agentId", ""))
+    if isinstance(fact, facts.AgentStatusChangedPayload) and fact.status == "offline":
+        agent_id = fact.agent_id
         working = [
             t
             for t in read.list_tasks(ws, statuses=ACTIVE_STATUSES, limit=500)

@@ -4,48 +4,85 @@
 export type InputFormat = "text" | "email" | "url" | "number" | "integer";
 export type Risk = "low" | "medium" | "high";
 export type InteractionType = "approval" | "choice" | "input" | "review";
-export type TaskStatusName = "queued" | "running" | "waiting_for_human" | "succeeded" | "failed" | "cancelled";
 
-/**
- * A result of the agent's work. ``url`` is an absolute http(s) link or the address of a
- * file the agent uploaded to the hub (``POST /api/agent/artifacts``).
- */
-export interface ArtifactCreatedPayload {
-  artifactId?: string | null;
-  mimeType?: string | null;
-  name: string;
-  summary?: string | null;
+export interface AgentConnectedPayload {
+  agentId: string;
+  agentVersion?: string;
+  capabilities?: string[];
+  runtime?: string;
   /**
-   * An absolute http(s) URL, or a file stored in the hub: /api/workspaces/{workspaceId}/files/{fileId}.
+   * The tool definitions the agent offers (seed 000), absent when it did not say.
    */
+  tools?: {
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
+}
+export interface AgentPairedPayload {
+  agentId: string;
+  agentVersion?: string;
+  name: string;
+  runtime?: string;
+  [k: string]: unknown;
+}
+export interface AgentRenamedPayload {
+  agentId: string;
+  name: string;
+  [k: string]: unknown;
+}
+export interface AgentRevokedPayload {
+  agentId: string;
+  [k: string]: unknown;
+}
+export interface AgentStatusChangedPayload {
+  agentId: string;
+  /**
+   * The last beat the hub saw; ``null`` when unknown (then the previous one is kept).
+   */
+  lastHeartbeatAt?: number;
+  status: "online" | "offline";
+  [k: string]: unknown;
+}
+export interface ArtifactCreatedPayload {
+  artifactId: string;
+  mimeType?: string;
+  name: string;
+  summary?: string;
+  taskId?: string;
   url: string;
   [k: string]: unknown;
 }
-/**
- * A request was withdrawn (its task is being cancelled): stop waiting for an answer.
- */
-export interface InteractionCancelledPayload {
-  interactionId: string;
-  reason?: string | null;
-  taskId?: string | null;
+export interface ConversationCreatedPayload {
+  agentIds?: string[];
+  /**
+   * Absent in the oldest logs: the envelope's conversation then.
+   */
+  conversationId?: string;
+  title?: string;
   [k: string]: unknown;
 }
-/**
- * An interaction the agent asked for expired unanswered; expiresAt in milliseconds (UTC).
- */
+export interface InteractionCancelledPayload {
+  interactionId: string;
+  reason?: string;
+  targetAgentId?: string | null;
+  taskId?: string;
+  [k: string]: unknown;
+}
 export interface InteractionExpiredPayload {
   expiresAt?: number | null;
   interactionId: string;
+  targetAgentId?: string | null;
   [k: string]: unknown;
 }
 export interface InteractionRequestedPayload {
-  interaction: Interaction;
+  interaction: RecordedInteraction;
   [k: string]: unknown;
 }
 /**
- * A request for a person's decision; ``id`` is chosen by the agent and unique.
+ * The card as recorded: an agent's ``Interaction``, whose expiry some logs hold as
+ * milliseconds rather than ISO 8601 text.
  */
-export interface Interaction {
+export interface RecordedInteraction {
   allowOther?: boolean;
   attachments?: Attachment[] | null;
   content?: string | null;
@@ -84,16 +121,13 @@ export interface InteractionOption {
   style?: ("primary" | "secondary" | "danger") | null;
   [k: string]: unknown;
 }
-/**
- * A person's answer; respondedAt is milliseconds since the epoch (UTC), like every time
- * in a recorded fact.
- */
 export interface InteractionResolvedPayload {
   interactionId: string;
   respondedAt: number;
   respondedBy: string;
   respondedByName?: string | null;
   response: InteractionResponse;
+  targetAgentId?: string | null;
   [k: string]: unknown;
 }
 /**
@@ -105,38 +139,185 @@ export interface InteractionResponse {
   text?: string | null;
   [k: string]: unknown;
 }
+export interface MemberJoinedPayload {
+  displayName?: string;
+  email: string;
+  /**
+   * ``owner`` or ``member``; absent means ``member``.
+   */
+  role?: string;
+  userId: string;
+  [k: string]: unknown;
+}
+export interface MessageCreatedPayload {
+  attachments?: Attachment[];
+  author: MessageAuthor;
+  blocks?: ContentBlock[];
+  content?: string;
+  /**
+   * Only where the envelope names none (older logs).
+   */
+  conversationId?: string;
+  messageId: string;
+  steer?: boolean;
+  targetAgentId?: string;
+  taskId?: string;
+  [k: string]: unknown;
+}
+export interface MessageAuthor {
+  id?: string | null;
+  kind: "user" | "agent" | "system";
+  name?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * A rich content block (seed 003 §2.3); the app renders the types it knows, text otherwise.
+ */
+export interface ContentBlock {
+  data?: {
+    [k: string]: unknown;
+  } | null;
+  text?: string | null;
+  type: string;
+  [k: string]: unknown;
+}
 export interface TaskAcceptedPayload {
   taskId: string;
   [k: string]: unknown;
 }
 export interface TaskCancelRequestedPayload {
-  reason?: string | null;
-  taskId?: string | null;
+  reason?: string;
+  targetAgentId?: string | null;
+  taskId: string;
   [k: string]: unknown;
 }
 export interface TaskChildCreatedPayload {
-  childTaskId?: string | null;
+  childTaskId: string;
+  description?: string;
   parentTaskId: string;
-  status?: TaskStatusName;
+  status?: string;
+  targetAgentId?: string;
+  title: string;
+  [k: string]: unknown;
+}
+export interface TaskCreatedPayload {
+  createdBy?: string;
+  description?: string;
+  parentTaskId?: string;
+  targetAgentId?: string;
+  taskId?: string;
   title: string;
   [k: string]: unknown;
 }
 export interface TaskStatusChangedPayload {
-  error?: string | null;
-  progress?: number | null;
-  status: TaskStatusName;
-  summary?: string | null;
+  /**
+   * What went wrong: the agent's text (``agent_unreachable`` when the hub gave up on it);
+   * the log may hold an object, as the store keeps the error as JSON.
+   */
+  error?:
+    | string
+    | {
+        [k: string]: unknown;
+      };
+  /**
+   * Set when the hub failed the task because its agent stayed away.
+   */
+  lastHeartbeatAt?: number;
+  progress?: number;
+  /**
+   * A task status (``queued``, ``running``, ``waiting_for_human``, ``succeeded``, …).
+   */
+  status: string;
+  summary?: string;
+  taskId: string;
+  [k: string]: unknown;
+}
+export interface ToolCalledPayload {
+  action?: string;
+  agentId: string;
+  arguments?: {
+    [k: string]: unknown;
+  };
+  callId: string;
+  expiresAt?: number;
+  instanceId?: string;
+  name: string;
+  targetAgentId?: string;
+  timeoutMs?: number;
+  toolCallId: string;
+  [k: string]: unknown;
+}
+export interface ToolCancelledPayload {
+  callId: string;
+  reason?: string;
+  targetAgentId?: string;
+  taskId?: string;
+  toolCallId: string;
+  [k: string]: unknown;
+}
+export interface ToolCompletedPayload {
+  action?: string;
+  answeredAt?: number;
+  answeredBy?: string;
+  answeredByName?: string;
+  callId: string;
+  deviceId?: string;
+  /**
+   * ``{code, message}`` with a code of the error taxonomy.
+   */
+  error?: {
+    [k: string]: unknown;
+  };
+  expired?: boolean;
+  name: string;
+  result?: {
+    [k: string]: unknown;
+  };
+  targetAgentId?: string;
+  toolCallId: string;
+  [k: string]: unknown;
+}
+export interface ToolRegisteredPayload {
+  deviceId: string;
+  name?: string;
+  /**
+   * The app's tool definitions (seed 000).
+   */
+  tools?: {
+    [k: string]: unknown;
+  }[];
+  userId?: string;
+  [k: string]: unknown;
+}
+export interface WorkspaceCreatedPayload {
+  name: string;
+  ownerUserId?: string;
+  workspaceId?: string;
   [k: string]: unknown;
 }
 
 export interface FactPayloads {
+  "agent.connected": AgentConnectedPayload;
+  "agent.paired": AgentPairedPayload;
+  "agent.renamed": AgentRenamedPayload;
+  "agent.revoked": AgentRevokedPayload;
+  "agent.status_changed": AgentStatusChangedPayload;
   "artifact.created": ArtifactCreatedPayload;
+  "conversation.created": ConversationCreatedPayload;
   "interaction.cancelled": InteractionCancelledPayload;
   "interaction.expired": InteractionExpiredPayload;
   "interaction.requested": InteractionRequestedPayload;
   "interaction.resolved": InteractionResolvedPayload;
+  "member.joined": MemberJoinedPayload;
+  "message.created": MessageCreatedPayload;
   "task.accepted": TaskAcceptedPayload;
   "task.cancel_requested": TaskCancelRequestedPayload;
   "task.child_created": TaskChildCreatedPayload;
+  "task.created": TaskCreatedPayload;
   "task.status_changed": TaskStatusChangedPayload;
+  "tool.called": ToolCalledPayload;
+  "tool.cancelled": ToolCancelledPayload;
+  "tool.completed": ToolCompletedPayload;
+  "tool.registered": ToolRegisteredPayload;
+  "workspace.created": WorkspaceCreatedPayload;
 }
