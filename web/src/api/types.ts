@@ -7,7 +7,6 @@ import type { FactPayloads } from "./generated/facts";
 import type { FramePayloads } from "./generated/frames";
 import type { components } from "./generated/openapi";
 import type { InteractionRequest, InteractionResponse, ToolDefinition } from "./generated/protocol";
-import type { TemporaryFactPayloads } from "./facts-temporary";
 
 type Schemas = components["schemas"];
 
@@ -54,9 +53,8 @@ export type Interaction = Narrowed<
 
 export type Artifact = Schemas["Artifact"];
 
-/** Every recorded fact's payload by its type; facts without an exported schema yet are typed
- * by hand in facts-temporary.ts until they have one. */
-export type HubFactPayloads = FactPayloads & Omit<TemporaryFactPayloads, keyof FactPayloads>;
+/** Every recorded fact's payload by its type, from the facts' schemas. */
+export type HubFactPayloads = FactPayloads;
 export type FactType = keyof HubFactPayloads;
 
 /** A recorded event as people's apps see it: the envelope, the actor and a payload typed by
