@@ -51,8 +51,10 @@ pytest: setup
 
 test: lint typecheck webtest pytest
 
+# The protocol's JSON Schemas and the OpenAPI document, then the web app's types made from them.
 schemas: setup
 	$(BIN)/lineup schemas --out docs/spec/schemas --openapi docs/spec/openapi.json
+	cd web && npm run gen:types
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
