@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from lineup.store.sealed import new_key_text
-from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url
 from tests.e2e.processes import HubProcess, free_port, wait_until
+from tests.support.databases import PG_ADMIN_URL, pg_url
 
 
 def _admin(sql: str) -> None:
@@ -107,7 +107,7 @@ def pg_database() -> Iterator[str]:
     name = f"lineup_t_{secrets.token_hex(6)}"
     _admin(f'CREATE DATABASE "{name}"')
     try:
-        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
+        yield pg_url(name)
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

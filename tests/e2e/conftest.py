@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import sync_throwaway_pg_database
 from tests.e2e.processes import HubProcess, Person
+from tests.support.databases import sync_throwaway_pg_database
 
 
 @pytest.fixture(

@@ -36,7 +36,7 @@ from lineup.sdk import (
     TaskContext,
     pair,
 )
-from tests.conftest import sqlite_url
+from tests.support.databases import sqlite_url
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 DEADLINE = 20.0

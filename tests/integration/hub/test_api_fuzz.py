@@ -30,9 +30,9 @@ from schemathesis.specs.openapi.checks import (
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from tests.conftest import sqlite_url
 from tests.integration.hub.client import HubClient, Person
 from tests.integration.hub.conftest import fast_settings
+from tests.support.databases import sqlite_url
 
 EXAMPLES = int(os.environ.get("LINEUP_FUZZ_EXAMPLES", "6"))
 CHECKS = [
