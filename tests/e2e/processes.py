@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from tests.deadlines import wait_until
+from tests.support.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 LINEUP = str(Path(sys.executable).with_name("lineup"))
@@ -66,7 +66,7 @@ class HubProcess:
                 stderr=subprocess.STDOUT,
                 preexec_fn=self._limit_open_files if self.open_files else None,
             )
-        wait_until(self._ready, "the hub to be ready")
+        until(self._ready, "the hub to be ready")
         return self
 
     def _ready(self) -> bool:

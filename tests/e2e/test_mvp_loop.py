@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.e2e.processes import AgentProcess, HubProcess, Person, wait_until
+from tests.e2e.processes import AgentProcess, HubProcess, Person
+from tests.support.waiting import until
 
 WORK = ["--work-seconds", "0.2"]
 
@@ -19,7 +20,7 @@ def _online_agent(ana: Person) -> str:
         agents = ana.get("/agents")["agents"]
         return agents[0]["id"] if agents and agents[0]["status"] == "online" else None
 
-    return str(wait_until(online, "the demo agent to come online"))
+    return str(until(online, "the demo agent to come online"))
 
 
 def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
@@ -40,7 +41,7 @@ def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
             detail = ana.get(f"/tasks/{task_id}")
             return detail if detail["task"]["status"] == "waiting_for_human" else None
 
-        detail = wait_until(waiting, "the approval request")
+        detail = until(waiting, "the approval request")
         progress = [
             e["payload"].get("progress")
             for e in detail["timeline"]
@@ -55,7 +56,7 @@ def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
 
         agent.kill()
         killed = time.monotonic()
-        wait_until(
+        until(
             lambda: ana.get(f"/agents/{agent_id}")["status"] == "offline",
             "the hub to notice the agent is gone",
             timeout=5,
@@ -75,7 +76,7 @@ def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
             detail = ana.get(f"/tasks/{task_id}")
             return detail if detail["task"]["status"] == "succeeded" else None
 
-        final = wait_until(succeeded, "the task to succeed after the restart")
+        final = until(succeeded, "the task to succeed after the restart")
     finally:
         agent.stop()
 
@@ -118,7 +119,7 @@ def test_a_rejected_approval_stops_the_task_cleanly(
             rows = ana.get("/interactions?status=requested")["interactions"]
             return rows[0]["id"] if rows else None
 
-        interaction_id = wait_until(pending, "the approval request")
+        interaction_id = until(pending, "the approval request")
         ana.post(
             f"/interactions/{interaction_id}/respond",
             {"response": {"optionId": "reject", "text": "not today"}},
@@ -128,7 +129,7 @@ def test_a_rejected_approval_stops_the_task_cleanly(
             task = ana.get(f"/tasks/{task_id}")
             return task if task["task"]["status"] in ("cancelled", "succeeded", "failed") else None
 
-        final = wait_until(ended, "the task to stop")
+        final = until(ended, "the task to stop")
     finally:
         agent.stop()
     assert final["task"]["status"] == "cancelled"

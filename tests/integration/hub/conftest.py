@@ -10,9 +10,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from tests.integration.hub.client import HubClient
 from tests.integration.hub.notify_endpoints import MailServer, PushService
 from tests.support.databases import Templates, copy_sqlite, sync_throwaway_pg_database
+from tests.support.hub_client import HubClient
 
 
 @pytest.fixture(
