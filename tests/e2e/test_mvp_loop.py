@@ -4,7 +4,6 @@ the agent restarts, and no step runs twice and no answer is lost."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -55,13 +54,11 @@ def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
         assert ana.get("/inbox")["counts"]["waitingForMe"] == 1
 
         agent.kill()
-        killed = time.monotonic()
         until(
             lambda: ana.get(f"/agents/{agent_id}")["status"] == "offline",
             "the hub to notice the agent is gone",
             timeout=5,
         )
-        offline_after = time.monotonic() - killed
         lost = ana.get(f"/tasks/{task_id}")["task"]
         assert lost["agentConnectionLost"] is True and lost["lastHeartbeatAt"]
 
@@ -100,7 +97,6 @@ def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(
     from_agent = [m for m in messages if m["author"]["kind"] == "agent"]
     assert len(from_agent) == 1 and from_agent[0]["content"]
     assert final["task"]["progress"] == 100
-    assert offline_after < 5
 
 
 def test_a_rejected_approval_stops_the_task_cleanly(

@@ -1,7 +1,6 @@
 """The agents' WebSocket (seed 001 §7.4, §10, §11)."""
 
 import json
-import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -11,9 +10,10 @@ from starlette.testclient import TestClient
 from lineup.hub import create_app
 from tests.integration.hub.conftest import fast_settings
 from tests.support.agents import AgentSocket
+from tests.support.clock import FakeClock
 from tests.support.hub_client import HubClient
+from tests.support.monitor import ONCE, TickedMonitor
 from tests.support.people import Person
-from tests.support.waiting import until
 
 
 def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
@@ -188,40 +188,50 @@ def test_a_reconnecting_agent_gets_the_downlink_it_missed_in_order(hub: HubClien
 def test_an_agent_that_stops_beating_goes_offline_and_its_task_shows_connection_lost(
     hub_database: str, tmp_path: Path
 ):
-    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0)
-    with TestClient(create_app(settings)) as client:
+    clock = FakeClock()
+    settings = fast_settings(
+        hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0, monitor_interval=ONCE
+    )
+    with TestClient(create_app(settings, clock=clock)) as client:
         hub = HubClient(client)
+        monitor = TickedMonitor(client, clock)
         ana = hub.sign_up()
         creds = hub.pair(ana)
         with hub.agent(creds) as agent:
             task_id = _task(ana, creds["agentId"])
             agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+            monitor.tick(0.3)  # one heartbeat missed: still online
+            assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
             # no heartbeats: two missed (2 × 0.2 s) and the hub closes the link
-            until(
-                lambda: ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline",
-                "agent offline",
-            )
+            monitor.tick(0.2)
+            assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline"
             task = _status(ana, task_id)
             assert task["status"] == "running"
             assert task["agentConnectionLost"] is True and task["lastHeartbeatAt"]
             inbox = ana.ok(ana.get("/inbox"))
             assert [t["id"] for t in inbox["needsAttention"]] == [task_id]
             # grace period (1 s here) ends: the task fails with agent_unreachable
-            failed = until(
-                lambda: (t := _status(ana, task_id))["status"] == "failed" and t, "task failed"
-            )
+            monitor.tick(0.9)
+            assert _status(ana, task_id)["status"] == "running"
+            monitor.tick(0.1)
+            failed = _status(ana, task_id)
+            assert failed["status"] == "failed"
             assert failed["error"] == "agent_unreachable"
 
 
 def test_heartbeats_keep_an_agent_online(hub_database: str, tmp_path: Path):
-    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0)
-    with TestClient(create_app(settings)) as client:
+    clock = FakeClock()
+    settings = fast_settings(
+        hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0, monitor_interval=ONCE
+    )
+    with TestClient(create_app(settings, clock=clock)) as client:
         hub = HubClient(client)
+        monitor = TickedMonitor(client, clock)
         ana = hub.sign_up()
         creds = hub.pair(ana)
         with hub.agent(creds) as agent:
-            deadline = time.monotonic() + 1.5  # several offline windows (0.4 s each)
-            while time.monotonic() < deadline:
+            for _ in range(8):  # several offline windows (0.4 s each), a beat every 0.2 s
+                monitor.tick(0.2)
                 assert agent.call("agent.heartbeat", {})["type"] == "ack"
             assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
 
