@@ -9,6 +9,7 @@ from tests.integration.hub.test_client_gateway import _open, _subscribe, _until_
 from tests.support.agents import AgentSocket
 from tests.support.hub_client import HubClient
 from tests.support.people import Person
+from tests.support.waiting import until
 
 
 @contextmanager
@@ -56,6 +57,8 @@ def test_an_agents_history_lists_only_that_agent(hub: HubClient):
     hub.pair(ana, "two")
     with hub.agent(one):
         pass  # connected, then gone
+    # the hub records the disconnect just after the socket closes
+    until(lambda: ana.ok(ana.get(f"/agents/{one['agentId']}"))["status"] == "offline", "offline")
     history = ana.ok(ana.get(f"/agents/{one['agentId']}/events"))["events"]
     types = [e["type"] for e in history]
     assert types[:2] == ["agent.paired", "agent.connected"]
