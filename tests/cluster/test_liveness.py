@@ -141,7 +141,7 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
         for agent, agent_id, _ in agents:
             assert agent.ws.close_code is None, f"agent {agent_id}'s socket was closed"
             assert not agent.errors, agent.errors[:3]
-            view = await asyncio.to_thread(person.get, f"/agents/{agent_id}")
+            view = await asyncio.to_thread(person.read, f"/agents/{agent_id}")
             assert view["status"] == "online", view
         assert holders and 0 not in holders, f"the monitor went without a holder: {holders}"
     finally:
