@@ -13,24 +13,17 @@ import json
 import queue
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from lineup.protocol.ids import new_id
+from tests.support.envelopes import envelope
+
 DEADLINE = 15.0
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:20]}"
 
 
 @dataclass
@@ -146,16 +139,8 @@ class ScriptedAgent:
     def _send_raw(
         self, event_id: str, type_: str, payload: dict[str, Any], *, task_id: str | None = None
     ) -> None:
-        frame: dict[str, Any] = {
-            "id": event_id,
-            "type": type_,
-            "version": "0.1",
-            "occurredAt": now_iso(),
-            "workspaceId": self.pairing.workspace_id,
-            "payload": payload,
-        }
-        if task_id is not None:
-            frame["taskId"] = task_id
+        extra = {} if task_id is None else {"taskId": task_id}
+        frame = envelope(type_, payload, self.pairing.workspace_id, event_id=event_id, **extra)
         assert self.ws is not None, "not connected"
         self.ws.send(json.dumps(frame))
 

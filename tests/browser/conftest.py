@@ -23,6 +23,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.browser.agent import Pairing, ScriptedAgent, new_id, redeem
+from tests.support import people
+from tests.support.people import PASSWORD
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC_INDEX = REPO / "src" / "lineup" / "hub" / "static" / "index.html"
@@ -38,7 +40,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-PASSWORD = "correct horse battery"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
@@ -175,7 +176,7 @@ def new_context(browser: Browser, hub: Hub) -> Iterator[Any]:
         color_scheme: str = "light",
     ) -> BrowserContext:
         context = browser.new_context(
-            base_url=person.hub.url if person is not None else hub.url,
+            base_url=person.hub_url if person is not None else hub.url,
             viewport=viewport or DESKTOP,  # type: ignore[arg-type]
             color_scheme=color_scheme,  # type: ignore[arg-type]
             locale="en-GB",
@@ -196,41 +197,26 @@ def new_context(browser: Browser, hub: Hub) -> Iterator[Any]:
 
 
 @dataclass
-class Person:
-    hub: Hub
-    email: str
-    display_name: str
-    client: httpx.Client
-    csrf: str
-    workspace_id: str
+class Person(people.Person):
+    """A person on a hub process who can also sign a browser in and pair scripted agents."""
+
     agents: list[ScriptedAgent] = field(default_factory=list)
 
-    def url(self, path: str) -> str:
-        return f"/api/workspaces/{self.workspace_id}{path}"
-
-    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
-        response = self.client.post(
-            self.url(path), json=body or {}, headers={"X-CSRF-Token": self.csrf}
-        )
-        assert response.status_code in (200, 201), response.text
-        return response.json()
-
-    def get(self, path: str) -> Any:
-        response = self.client.get(self.url(path))
-        assert response.status_code == 200, response.text
-        return response.json()
+    @property
+    def hub_url(self) -> str:
+        return str(self.client.base_url).rstrip("/")
 
     def sign_in_context(self, context: BrowserContext) -> None:
         context.add_cookies(
             [
-                {"name": name, "value": value, "url": self.hub.url}
-                for name, value in self.client.cookies.items()
+                {"name": name, "value": value, "url": self.hub_url}
+                for name, value in self.cookies().items()
             ]
         )
 
     def pair_agent(self, name: str = "builder") -> ScriptedAgent:
-        code = self.post("/pairing-codes", {})["code"]
-        agent = ScriptedAgent(redeem(self.hub.url, code, name))
+        code = self.send("/pairing-codes", {}, 201)["code"]
+        agent = ScriptedAgent(redeem(self.hub_url, code, name))
         agent.connect()
         self.agents.append(agent)
         return agent
@@ -238,32 +224,21 @@ class Person:
 
 @pytest.fixture
 def make_person(hub: Hub) -> Iterator[Any]:
-    people: list[Person] = []
+    made: list[Person] = []
 
     def make(display_name: str = "Ana", on: Hub | None = None) -> Person:
         where = on or hub
         client = httpx.Client(base_url=where.url, timeout=15, trust_env=False)
         email = f"{new_id('ana').lower()}@example.test"
-        response = client.post(
-            "/api/auth/signup",
-            json={
-                "email": email,
-                "password": PASSWORD,
-                "displayName": display_name,
-                "workspaceName": "Studio",
-            },
-        )
-        assert response.status_code == 201, response.text
-        body = response.json()
-        person = Person(where, email, display_name, client, body["csrfToken"], body["workspaceId"])
-        people.append(person)
+        person = Person.sign_up(client, email, display_name, workspaceName="Studio")
+        made.append(person)
         return person
 
     yield make
-    for person in people:
+    for person in made:
         for agent in person.agents:
             agent.disconnect()
-        person.client.close()
+        person.close()
 
 
 @dataclass
@@ -281,12 +256,13 @@ def start_task(
     approval: bool = True,
 ) -> StartedTask:
     """A conversation, a tracked task the agent runs, a child task, and an approval request."""
-    conversation = person.post(
-        "/conversations", {"title": title, "agentIds": [agent.pairing.agent_id]}
+    conversation = person.send(
+        "/conversations", {"title": title, "agentIds": [agent.pairing.agent_id]}, 201
     )
-    person.post(
+    person.send(
         f"/conversations/{conversation['id']}/messages",
         {"content": f"{title}: analyse it and propose changes", "trackAsTask": True},
+        201,
     )
     assigned = agent.next_downlink("task.assigned")
     task_id = assigned["payload"]["taskId"]

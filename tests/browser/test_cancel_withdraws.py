@@ -58,4 +58,4 @@ def test_cancelling_a_task_takes_its_approval_off_the_inbox_and_refuses_a_late_a
     expect(outcome).to_contain_text("Your answer was not recorded")
     expect(outcome).to_contain_text("withdrawn because its task was cancelled")
     expect(stale_card).to_have_attribute("data-status", "cancelled")
-    assert person.get(f"/interactions/{started.interaction_id}")["status"] == "cancelled"
+    assert person.read(f"/interactions/{started.interaction_id}")["status"] == "cancelled"

@@ -20,7 +20,7 @@ def test_the_tasks_list_is_a_live_tree_with_what_waits_for_me_first(
     page = new_context(person=person).new_page()
     page.goto("/tasks")
     rows = page.locator(".task-list > li")
-    child = person.get(f"/tasks/{first.task_id}")["children"][0]
+    child = person.read(f"/tasks/{first.task_id}")["children"][0]
 
     # Newest first, each child right under its parent.
     expect(rows.locator("a[data-task-id]")).to_have_count(4)

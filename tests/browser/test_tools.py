@@ -16,8 +16,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from lineup.protocol.builtin_tools import BUILTIN_DEFINITIONS
-from tests.browser.agent import DEADLINE, ScriptedAgent, new_id, now_iso, redeem
+from tests.browser.agent import DEADLINE, ScriptedAgent, new_id, redeem
 from tests.browser.conftest import Person, axe_violations, screenshot
+from tests.support.envelopes import now_iso
 
 
 def call_tool(
@@ -66,7 +67,9 @@ def result_of(agent: ScriptedAgent, call_id: str) -> dict[str, Any]:
 
 
 def conversation(person: Person, agent: ScriptedAgent, title: str) -> str:
-    body = person.post("/conversations", {"title": title, "agentIds": [agent.pairing.agent_id]})
+    body = person.send(
+        "/conversations", {"title": title, "agentIds": [agent.pairing.agent_id]}, 201
+    )
     return str(body["id"])
 
 
@@ -264,10 +267,10 @@ def test_an_sdk_agent_lists_and_calls_the_tools_of_the_open_app(
     from lineup.sdk import Agent, AgentConfig
 
     person = make_person("Ana")
-    code = person.post("/pairing-codes", {})["code"]
-    pairing = redeem(person.hub.url, code, "sdk-agent")
+    code = person.send("/pairing-codes", {}, 201)["code"]
+    pairing = redeem(person.hub_url, code, "sdk-agent")
     config = AgentConfig(
-        hub_url=person.hub.url,
+        hub_url=person.hub_url,
         websocket_url=pairing.websocket_url,
         agent_id=pairing.agent_id,
         workspace_id=pairing.workspace_id,
@@ -280,7 +283,7 @@ def test_an_sdk_agent_lists_and_calls_the_tools_of_the_open_app(
     ) as registration:
         page.goto("/inbox")
     assert registration.value.status == 200
-    devices = person.get("/tools")["devices"]
+    devices = person.read("/tools")["devices"]
     assert [d["tools"] for d in devices] == [[d["name"] for d in BUILTIN_DEFINITIONS]]
 
     agent = Agent(config, state_dir=tmp_path / "sdk", heartbeat_interval=1.0)
@@ -300,7 +303,7 @@ def test_an_sdk_agent_lists_and_calls_the_tools_of_the_open_app(
     assert done["picked"] == "tomorrow"
     assert done["product"] == 42
     # The page answered the calculator by itself (maybe before the inbox ever listed it).
-    calls = {c["name"]: c for c in person.get("/tool-calls")["toolCalls"]}
+    calls = {c["name"]: c for c in person.read("/tool-calls")["toolCalls"]}
     assert calls["calculator"]["status"] == "completed"
     assert calls["calculator"]["result"] == {"message": "42", "value": 42}
     assert calls["calculator"]["answeredByName"] == "Ana"

@@ -7,41 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
-import uuid
-from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-DEADLINE = 60.0
-
-
-def envelope(type_: str, payload: dict[str, Any], workspace_id: str, **extra: Any) -> str:
-    return json.dumps(
-        {
-            "id": extra.pop("id", None) or uuid.uuid4().hex,
-            "type": type_,
-            "version": "0.1",
-            "occurredAt": datetime.now(UTC).isoformat(),
-            "workspaceId": workspace_id,
-            "payload": payload,
-            **extra,
-        }
-    )
-
-
-async def until(predicate: Callable[[], Any], what: str, within: float = DEADLINE) -> Any:
-    deadline = time.monotonic() + within
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what}")
-        await asyncio.sleep(0.05)
+from lineup.protocol.ids import new_id
+from tests.support.envelopes import envelope_text
 
 
 class Browser:
@@ -87,7 +59,9 @@ class Browser:
                     open_timeout=5,
                 ) as ws:
                     await ws.send(
-                        envelope("client.subscribe", {"lastSequence": self.last}, self.workspace_id)
+                        envelope_text(
+                            "client.subscribe", {"lastSequence": self.last}, self.workspace_id
+                        )
                     )
                     await self._read(ws)
             except (OSError, ConnectionClosed, InvalidHandshake, InvalidStatus, TimeoutError):
@@ -151,7 +125,7 @@ class Agent:
         )
         agent = cls(ws, workspace_id, beat)
         hello = {"agentVersion": "test", "runtime": "test", "capabilities": []}
-        await ws.send(envelope("agent.hello", hello, workspace_id, id="hello-" + uuid.uuid4().hex))
+        await ws.send(envelope_text("agent.hello", hello, workspace_id))
         while json.loads(await ws.recv())["type"] != "agent.welcome":
             pass
         agent._tasks = [asyncio.create_task(agent._read()), asyncio.create_task(agent._beats())]
@@ -171,13 +145,15 @@ class Agent:
     async def _beats(self) -> None:
         with contextlib.suppress(ConnectionClosed):
             while True:
-                await self.ws.send(envelope("agent.heartbeat", {}, self.workspace_id))
+                await self.ws.send(envelope_text("agent.heartbeat", {}, self.workspace_id))
                 await asyncio.sleep(self._beat)
 
     async def send(self, type_: str, payload: dict[str, Any], **extra: Any) -> str:
-        event_id = extra.pop("id", None) or uuid.uuid4().hex
-        await self.ws.send(envelope(type_, payload, self.workspace_id, id=event_id, **extra))
-        return event_id
+        event_id = extra.pop("id", None) or new_id("evt")
+        await self.ws.send(
+            envelope_text(type_, payload, self.workspace_id, event_id=event_id, **extra)
+        )
+        return str(event_id)
 
     async def close(self) -> None:
         for task in self._tasks:

@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 from lineup.store.sealed import new_key_text
-from tests.conftest import PG_ADMIN_URL, _sqlalchemy_pg_url
-from tests.e2e.processes import HubProcess, free_port, wait_until
+from tests.e2e.processes import HubProcess, free_port
+from tests.support.databases import PG_ADMIN_URL, pg_url
+from tests.support.waiting import until
 
 
 def _admin(sql: str) -> None:
@@ -65,7 +66,7 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_until(self._ready, "redis-server to answer")
+        until(self._ready, "redis-server to answer")
         return self
 
     def _ready(self) -> bool:
@@ -107,7 +108,7 @@ def pg_database() -> Iterator[str]:
     name = f"lineup_t_{secrets.token_hex(6)}"
     _admin(f'CREATE DATABASE "{name}"')
     try:
-        yield _sqlalchemy_pg_url(PG_ADMIN_URL, name)
+        yield pg_url(name)
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

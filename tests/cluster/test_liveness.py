@@ -20,9 +20,10 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from tests.cluster.clients import Agent, until
+from tests.cluster.clients import Agent
 from tests.cluster.conftest import Node
-from tests.e2e.processes import Person
+from tests.support.people import Person
+from tests.support.waiting import until_async
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -34,18 +35,18 @@ IN_FLIGHT = 256
 
 def _pair(person: Person, node: Node, name: str) -> tuple[str, str, str]:
     """A new agent paired through ``node``: its id, credential, and a task assigned to it."""
-    code = person.post("/pairing-codes", {}, 201)["code"]
+    code = person.send("/pairing-codes", {}, 201)["code"]
     response = httpx.post(f"{node.url}/api/pairing/redeem", json={"code": code}, timeout=10)
     assert response.status_code == 200, response.text
     creds: dict[str, Any] = response.json()
-    task = person.post("/tasks", {"title": name, "targetAgentId": creds["agentId"]}, 201)
+    task = person.send("/tasks", {"title": name, "targetAgentId": creds["agentId"]}, 201)
     return creds["agentId"], creds["credential"], task["task"]["id"]
 
 
 def _events(person: Person) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     while True:
-        page = person.get(f"/events?after={events[-1]['sequence'] if events else 0}&limit=1000")
+        page = person.read(f"/events?after={events[-1]['sequence'] if events else 0}&limit=1000")
         events.extend(page["events"])
         if not page["events"]:
             return events
@@ -88,8 +89,8 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
     nodes = start_cluster(
         LINEUP_HEARTBEAT_INTERVAL="1.5", LINEUP_LEASE_TTL="8", LINEUP_GRACE_PERIOD="3"
     )
-    await until(lambda: any(n.holds("monitor") for n in nodes), "a monitor lease holder")
-    person = Person(nodes[0].url)
+    await until_async(lambda: any(n.holds("monitor") for n in nodes), "a monitor lease holder")
+    person = Person.at(nodes[0].url)
     agents: list[tuple[Agent, str, str]] = []  # (socket, agent id, task id)
     busy: list[tuple[Agent, str]] = []
     try:
@@ -100,7 +101,7 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
                 )
                 agent = await Agent.connect(node.ws_url, credential, person.workspace_id, beat=0.5)
                 accepted = await agent.send("task.accepted", {"taskId": task_id}, taskId=task_id)
-                await until(lambda a=agent, e=accepted: e in a.acks, "task.accepted acked")  # type: ignore[misc]
+                await until_async(lambda a=agent, e=accepted: e in a.acks, "task.accepted acked")  # type: ignore[misc]
                 agents.append((agent, agent_id, task_id))
                 if i < BUSY_PER_NODE:
                     busy.append((agent, task_id))
@@ -120,7 +121,7 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
             if agent.ws.close_code is not None:
                 continue  # asserted below
             # every report acknowledged (and task.accepted before them)
-            await until(lambda a=agent, c=count: len(a.acks) > c, "the last reports acked")  # type: ignore[misc]
+            await until_async(lambda a=agent, c=count: len(a.acks) > c, "the last reports acked")  # type: ignore[misc]
         print(f"{sent} reports in {elapsed:.1f} s: {sent / elapsed:.0f}/s across three nodes")
 
         # the test's own loop keeps the agents beating: blocking calls go to a thread
@@ -140,7 +141,7 @@ async def test_live_agents_are_never_recorded_offline_while_three_nodes_are_unde
         for agent, agent_id, _ in agents:
             assert agent.ws.close_code is None, f"agent {agent_id}'s socket was closed"
             assert not agent.errors, agent.errors[:3]
-            view = await asyncio.to_thread(person.get, f"/agents/{agent_id}")
+            view = await asyncio.to_thread(person.read, f"/agents/{agent_id}")
             assert view["status"] == "online", view
         assert holders and 0 not in holders, f"the monitor went without a holder: {holders}"
     finally:

@@ -13,8 +13,8 @@ from starlette.testclient import TestClient
 
 from lineup.hub import create_app
 from lineup.hub.logs import JsonFormatter, request_id
-from tests.conftest import sqlite_url
 from tests.integration.hub.conftest import fast_settings
+from tests.support.databases import sqlite_url
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from lineup.hub.leases import DatabaseLeases, LocalLeases, node_lease
 from lineup.hub.streams import decode_events, encode_events
 from lineup.protocol.times import now_ms
 from lineup.store import NewEvent, Store, StoredEvent, agent_links
+from tests.support.waiting import until_async
 
 WS = "ws_cluster"
 
@@ -43,14 +44,6 @@ def _drain(subscription: Subscription) -> list[int]:
         assert isinstance(item, StoredEvent)
         got.append(item.sequence)
     return got
-
-
-async def _until(predicate: Callable[[], bool], what: str, within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def test_events_in_order_are_published_at_once_and_repeats_dropped(store: Store) -> None:
@@ -86,8 +79,8 @@ async def test_a_hole_the_stream_never_fills_is_read_from_the_database(store: St
     sequencer = Sequencer(store, broker, hold=0.01)
     sequencer.offer(events[:2])
     sequencer.offer([events[5]])  # 3..5 were lost on the way
-    await _until(lambda: not sub.queue.empty() and sequencer.fills == 1, "the fill")
-    await _until(lambda: sub.queue.qsize() >= 6 - 2, "the filled events")
+    await until_async(lambda: not sub.queue.empty() and sequencer.fills == 1, "the fill")
+    await until_async(lambda: sub.queue.qsize() >= 6 - 2, "the filled events")
     assert _drain(sub) == [1, 2, 3, 4, 5, 6]
 
 
@@ -100,7 +93,7 @@ async def test_a_lost_tail_is_found_by_the_check_once_it_persists(store: Store) 
     await sequencer.check(immediate=False)  # first sighting: maybe still on its way
     assert _drain(sub) == [1, 2]
     await sequencer.check(immediate=False)  # still missing: read it
-    await _until(lambda: sub.queue.qsize() == 2, "the tail")
+    await until_async(lambda: sub.queue.qsize() == 2, "the tail")
     assert _drain(sub) == [3, 4]
 
 
@@ -111,7 +104,7 @@ async def test_the_check_fills_at_once_when_the_stream_is_down(store: Store) -> 
     sub.live, sub.cursor = True, 1  # a follower that saw sequence 1 and nothing since
     sequencer = Sequencer(store, broker)
     await sequencer.check(immediate=True)
-    await _until(lambda: sub.queue.qsize() == 2, "the events after the follower's cursor")
+    await until_async(lambda: sub.queue.qsize() == 2, "the events after the follower's cursor")
     assert _drain(sub) == [2, 3]
     assert events[-1].sequence == 3
 
@@ -206,7 +199,7 @@ async def test_leases_are_renewed_while_the_event_loop_is_busy(store: Store) -> 
     leases.keep("monitor")
     keeper = asyncio.create_task(leases.run())
     try:
-        await _until(lambda: leases.held("monitor"), "the first renewal")
+        await until_async(lambda: leases.held("monitor"), "the first renewal")
         first = leases._valid_until["monitor"]
         # the loop turns for none of the next two renewal intervals; the leases stay held
         assert _blocked_until(lambda: leases._valid_until["monitor"] > first, within=1.4)
@@ -221,7 +214,7 @@ async def test_a_node_whose_event_loop_stopped_turning_stops_renewing(store: Sto
     leases = DatabaseLeases(store, "a-1", now_ms, ttl=1.0)
     keeper = asyncio.create_task(leases.run())
     try:
-        await _until(lambda: leases.held(node_lease("a-1")), "the first renewal")
+        await until_async(lambda: leases.held(node_lease("a-1")), "the first renewal")
         # the loop last turned now at the latest; past ttl (and a renewal's own time) ...
         stalled = time.monotonic() + leases.ttl + 0.5
         _blocked_until(lambda: time.monotonic() > stalled, within=2)

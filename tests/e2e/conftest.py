@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import sync_throwaway_pg_database
-from tests.e2e.processes import HubProcess, Person
+from tests.e2e.processes import HubProcess
+from tests.support.databases import sync_throwaway_pg_database
+from tests.support.people import Person
 
 
 @pytest.fixture(
@@ -42,7 +43,7 @@ def sign_up(hub: HubProcess) -> Iterator[Callable[..., Person]]:
     people: list[Person] = []
 
     def make(email: str = "ana@example.test") -> Person:
-        people.append(Person(hub.url, email))
+        people.append(Person.at(hub.url, email))
         return people[-1]
 
     yield make

@@ -11,11 +11,10 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from tests.deadlines import wait_until
+from tests.support.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 LINEUP = str(Path(sys.executable).with_name("lineup"))
@@ -66,7 +65,7 @@ class HubProcess:
                 stderr=subprocess.STDOUT,
                 preexec_fn=self._limit_open_files if self.open_files else None,
             )
-        wait_until(self._ready, "the hub to be ready")
+        until(self._ready, "the hub to be ready")
         return self
 
     def _ready(self) -> bool:
@@ -131,35 +130,3 @@ class AgentProcess:
     def tail(self) -> str:
         path = self.state_dir / "agent.log"
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
-
-
-class Person:
-    """A signed-up person driving the hub's HTTP API."""
-
-    def __init__(self, hub_url: str, email: str = "ana@example.test") -> None:
-        self.http = httpx.Client(base_url=hub_url, timeout=10)
-        response = self.http.post(
-            "/api/auth/signup",
-            json={"email": email, "password": "correct horse battery", "displayName": "Ana"},
-        )
-        assert response.status_code == 201, response.text
-        body = response.json()
-        self.workspace_id: str = body["workspaceId"]
-        self.csrf: str = body["csrfToken"]
-
-    def get(self, path: str) -> Any:
-        response = self.http.get(f"/api/workspaces/{self.workspace_id}{path}")
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def post(self, path: str, body: dict[str, Any], status: int = 200) -> Any:
-        response = self.http.post(
-            f"/api/workspaces/{self.workspace_id}{path}",
-            json=body,
-            headers={"X-CSRF-Token": self.csrf},
-        )
-        assert response.status_code == status, response.text
-        return response.json()
-
-    def close(self) -> None:
-        self.http.close()

@@ -13,7 +13,8 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from tests.e2e.processes import HubProcess, Person
+from tests.e2e.processes import HubProcess
+from tests.support.people import Person
 
 
 def _envelope(type_: str, payload: dict, workspace_id: str, **extra: object) -> str:
@@ -34,10 +35,10 @@ def test_no_acknowledged_event_is_lost_when_the_hub_is_killed(
     hub: HubProcess, tmp_path: Path, sign_up: Callable[..., Person]
 ):
     ana = sign_up()
-    code = ana.post("/pairing-codes", {}, 201)["code"]
+    code = ana.send("/pairing-codes", {}, 201)["code"]
     creds = httpx.post(f"{hub.url}/api/pairing/redeem", json={"code": code}).json()
     ws_id = creds["workspaceId"]
-    task_id = ana.post("/tasks", {"title": "stream", "targetAgentId": creds["agentId"]}, 201)[
+    task_id = ana.send("/tasks", {"title": "stream", "targetAgentId": creds["agentId"]}, 201)[
         "task"
     ]["id"]
     acked: dict[str, int] = {}

@@ -15,8 +15,7 @@ import contextlib
 import json
 import socket
 import tempfile
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,8 @@ from lineup.sdk import (
     TaskContext,
     pair,
 )
-from tests.conftest import sqlite_url
+from tests.support.databases import sqlite_url
+from tests.support.waiting import until_async
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 DEADLINE = 20.0
@@ -97,24 +97,12 @@ class Person:
         return response.json()
 
 
-async def until(check: Callable[[], Awaitable[Any]], what: str) -> Any:
-    """Poll with a deadline; no fixed sleeps."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def the_story(person: Person, agent_id: str) -> None:
     async def online() -> bool:
         agents = (await person.get("/agents"))["agents"]
         return any(a["id"] == agent_id and a["status"] == "online" for a in agents)
 
-    await until(online, "the agent to be online")
+    await until_async(online, "the agent to be online")
     created = await person.post(
         "/tasks", {"title": "Migrate the orders table", "targetAgentId": agent_id}, 201
     )
@@ -124,7 +112,7 @@ async def the_story(person: Person, agent_id: str) -> None:
         detail = await person.get(f"/tasks/{task_id}")
         return detail if detail["task"]["status"] == "waiting_for_human" else None
 
-    detail = await until(waiting, "the approval request")
+    detail = await until_async(waiting, "the approval request")
     (interaction,) = detail["interactions"]
     assert interaction["request"]["title"] == "Run the migration?"
     assert detail["task"]["progress"] == 30
@@ -136,7 +124,7 @@ async def the_story(person: Person, agent_id: str) -> None:
         detail = await person.get(f"/tasks/{task_id}")
         return detail if detail["task"]["status"] == "succeeded" else None
 
-    done = await until(succeeded, "the task to succeed")
+    done = await until_async(succeeded, "the task to succeed")
     assert done["task"]["summary"] == "Migrated"
     # the artifact the agent uploaded opens for the person, from the hub (or the agent itself)
     (artifact,) = done["artifacts"]

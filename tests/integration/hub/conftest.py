@@ -10,9 +10,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from tests.conftest import sqlite_url, sync_throwaway_pg_database
-from tests.integration.hub.client import HubClient
 from tests.integration.hub.notify_endpoints import MailServer, PushService
+from tests.support.databases import Templates, copy_sqlite, sync_throwaway_pg_database
+from tests.support.hub_client import HubClient
 
 
 @pytest.fixture(
@@ -21,11 +21,15 @@ from tests.integration.hub.notify_endpoints import MailServer, PushService
         pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
     ]
 )
-def hub_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def hub_database(
+    request: pytest.FixtureRequest, tmp_path: Path, templates: Templates
+) -> Iterator[str]:
+    """A migrated database, copied from the session's template: the app's start-up finds
+    nothing left to migrate."""
     if request.param == "sqlite":
-        yield sqlite_url(tmp_path)
+        yield copy_sqlite(templates.sqlite(), tmp_path)
         return
-    with sync_throwaway_pg_database() as url:
+    with sync_throwaway_pg_database(templates.postgres()) as url:
         yield url
 
 

@@ -2,7 +2,7 @@
 
 from starlette.testclient import TestClient
 
-from tests.integration.hub.client import HubClient
+from tests.support.hub_client import HubClient
 
 
 def _error(response, status: int, code: str) -> dict:

@@ -1,7 +1,6 @@
 """The agents' WebSocket (seed 001 §7.4, §10, §11)."""
 
 import json
-import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -9,8 +8,12 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from lineup.hub import create_app
-from tests.integration.hub.client import AgentSocket, HubClient, Person, wait_until
 from tests.integration.hub.conftest import fast_settings
+from tests.support.agents import AgentSocket
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.monitor import ONCE, TickedMonitor
+from tests.support.people import Person
 
 
 def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
@@ -25,21 +28,17 @@ def _status(ana: Person, task_id: str) -> dict:
 def test_the_agent_appears_online_with_its_declared_capabilities(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    _, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds):
         agent = ana.ok(ana.get(f"/agents/{creds['agentId']}"))
         assert agent["status"] == "online" and agent["online"] is True
         assert agent["capabilities"] == ["tasks"] and agent["runtime"] == "python"
         assert agent["lastHeartbeatAt"] is not None
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_resent_event_is_acked_as_a_duplicate_with_its_original_sequence(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         first = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="e-1")
         again = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="e-1")
@@ -55,15 +54,12 @@ def test_a_resent_event_is_acked_as_a_duplicate_with_its_original_sequence(hub: 
             "task.accepted",
             "task.status_changed",
         ]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_illegal_transition_is_a_conflict_and_changes_nothing(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         answer = agent.call("task.status_changed", {"status": "succeeded"}, taskId=task_id)
         assert answer["type"] == "error" and answer["code"] == "conflict"
@@ -73,15 +69,12 @@ def test_an_illegal_transition_is_a_conflict_and_changes_nothing(hub: HubClient)
         late = agent.call("task.status_changed", {"status": "running"}, taskId=task_id)
         assert late["code"] == "conflict"
         assert _status(ana, task_id)["status"] == "succeeded"
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_bad_frames_get_an_error_answer_and_the_connection_stays_up(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         agent.ws.send_text("{not json")
         assert agent.receive()["code"] == "invalid_argument"
         agent.ws.send_text(json.dumps({"id": "x", "type": "task.accepted"}))
@@ -94,22 +87,17 @@ def test_bad_frames_get_an_error_answer_and_the_connection_stays_up(hub: HubClie
         foreign = agent.call("agent.heartbeat", {}, workspaceId="ws_someone_else")
         assert foreign["code"] == "forbidden"
         assert agent.call("agent.heartbeat", {})["type"] == "ack"
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_agent_cannot_touch_another_agents_task(hub: HubClient):
     ana = hub.sign_up()
     mine = hub.pair(ana, "mine")
     theirs = hub.pair(ana, "theirs")
-    agent, context = hub.connect_agent(mine)
-    try:
+    with hub.agent(mine) as agent:
         task_id = _task(ana, theirs["agentId"])
         answer = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
         assert answer["code"] == "forbidden"
         assert _status(ana, task_id)["status"] == "queued"
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_agent_posts_only_into_conversations_it_is_part_of(hub: HubClient):
@@ -119,8 +107,7 @@ def test_an_agent_posts_only_into_conversations_it_is_part_of(hub: HubClient):
     conversation = ana.ok(
         ana.post("/conversations", {"title": "Theirs", "agentIds": [theirs["agentId"]]}), 201
     )["id"]
-    agent, context = hub.connect_agent(mine)
-    try:
+    with hub.agent(mine) as agent:
         events = {
             "message.create": {"content": "hello"},
             "artifact.created": {"name": "r", "url": "https://example.test/r"},
@@ -134,8 +121,6 @@ def test_an_agent_posts_only_into_conversations_it_is_part_of(hub: HubClient):
             assert answer["code"] == "forbidden", (type_, answer)
         timeline = ana.ok(ana.get(f"/conversations/{conversation}/messages"))["messages"]
         assert timeline == []
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_agent_cannot_reach_another_workspace(hub: HubClient):
@@ -144,8 +129,7 @@ def test_an_agent_cannot_reach_another_workspace(hub: HubClient):
     ana_agent = hub.pair(ana)
     bo_agent = hub.pair(bo)
     task_id = _task(bo, bo_agent["agentId"])
-    agent, context = hub.connect_agent(ana_agent)
-    try:
+    with hub.agent(ana_agent) as agent:
         for type_, payload in [
             ("task.accepted", {"taskId": task_id}),
             ("task.status_changed", {"status": "running"}),
@@ -162,23 +146,20 @@ def test_an_agent_cannot_reach_another_workspace(hub: HubClient):
             other_ws = agent.call(type_, payload, taskId=task_id, workspaceId=bo.workspace_id)
             assert other_ws["code"] == "forbidden", other_ws
         assert _status(bo, task_id)["status"] == "queued"
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_reconnecting_agent_gets_the_downlink_it_missed_in_order(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    task_id = _task(ana, creds["agentId"])
-    assigned = agent.next_of("task.assigned")
-    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    agent.call(
-        "interaction.requested",
-        {"interaction": {"id": "int_a", "type": "approval", "title": "Deploy?"}},
-        taskId=task_id,
-    )
-    context.__exit__(None, None, None)
+    with hub.agent(creds) as agent:
+        task_id = _task(ana, creds["agentId"])
+        assigned = agent.next_of("task.assigned")
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        agent.call(
+            "interaction.requested",
+            {"interaction": {"id": "int_a", "type": "approval", "title": "Deploy?"}},
+            taskId=task_id,
+        )
     cursor = assigned["sequence"]
     ana.ok(ana.post("/interactions/int_a/respond", {"response": {"optionId": "approve"}}))
     ana.ok(ana.post(f"/tasks/{task_id}/cancel", {"reason": "enough"}))
@@ -190,8 +171,7 @@ def test_a_reconnecting_agent_gets_the_downlink_it_missed_in_order(hub: HubClien
         ),
         201,
     )
-    agent, context = hub.connect_agent(creds, last_sequence=cursor)
-    try:
+    with hub.agent(creds, last_sequence=cursor) as agent:
         got = [agent.next_of(t) for t in ("interaction.resolved", "task.cancel_requested")]
         got.append(agent.next_of("message.delivered"))
         sequences = [f["sequence"] for f in got]
@@ -203,68 +183,65 @@ def test_a_reconnecting_agent_gets_the_downlink_it_missed_in_order(hub: HubClien
         ack = agent.call("task.status_changed", {"status": "cancelled"}, taskId=task_id)
         assert ack["type"] == "ack"
         assert _status(ana, task_id)["status"] == "cancelled"
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_agent_that_stops_beating_goes_offline_and_its_task_shows_connection_lost(
     hub_database: str, tmp_path: Path
 ):
-    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0)
-    with TestClient(create_app(settings)) as client:
+    clock = FakeClock()
+    settings = fast_settings(
+        hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0, monitor_interval=ONCE
+    )
+    with TestClient(create_app(settings, clock=clock)) as client:
         hub = HubClient(client)
+        monitor = TickedMonitor(client, clock)
         ana = hub.sign_up()
         creds = hub.pair(ana)
-        agent, context = hub.connect_agent(creds)
-        try:
+        with hub.agent(creds) as agent:
             task_id = _task(ana, creds["agentId"])
             agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+            monitor.tick(0.3)  # one heartbeat missed: still online
+            assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
             # no heartbeats: two missed (2 × 0.2 s) and the hub closes the link
-            wait_until(
-                lambda: ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline",
-                "agent offline",
-            )
+            monitor.tick(0.2)
+            assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "offline"
             task = _status(ana, task_id)
             assert task["status"] == "running"
             assert task["agentConnectionLost"] is True and task["lastHeartbeatAt"]
             inbox = ana.ok(ana.get("/inbox"))
             assert [t["id"] for t in inbox["needsAttention"]] == [task_id]
             # grace period (1 s here) ends: the task fails with agent_unreachable
-            failed = wait_until(
-                lambda: (t := _status(ana, task_id))["status"] == "failed" and t, "task failed"
-            )
+            monitor.tick(0.9)
+            assert _status(ana, task_id)["status"] == "running"
+            monitor.tick(0.1)
+            failed = _status(ana, task_id)
+            assert failed["status"] == "failed"
             assert failed["error"] == "agent_unreachable"
-        finally:
-            context.__exit__(None, None, None)
 
 
 def test_heartbeats_keep_an_agent_online(hub_database: str, tmp_path: Path):
-    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0)
-    with TestClient(create_app(settings)) as client:
+    clock = FakeClock()
+    settings = fast_settings(
+        hub_database, tmp_path, heartbeat_interval=0.2, grace_period=1.0, monitor_interval=ONCE
+    )
+    with TestClient(create_app(settings, clock=clock)) as client:
         hub = HubClient(client)
+        monitor = TickedMonitor(client, clock)
         ana = hub.sign_up()
         creds = hub.pair(ana)
-        agent, context = hub.connect_agent(creds)
-        try:
-            deadline = time.monotonic() + 1.5  # several offline windows (0.4 s each)
-            while time.monotonic() < deadline:
+        with hub.agent(creds) as agent:
+            for _ in range(8):  # several offline windows (0.4 s each), a beat every 0.2 s
+                monitor.tick(0.2)
                 assert agent.call("agent.heartbeat", {})["type"] == "ack"
             assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
-        finally:
-            context.__exit__(None, None, None)
 
 
 def test_a_second_connection_replaces_the_first(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    _first, first_context = hub.connect_agent(creds)
-    second, second_context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as _first, hub.agent(creds) as second:
         assert second.call("agent.heartbeat", {})["type"] == "ack"
         assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
-    finally:
-        second_context.__exit__(None, None, None)
-        first_context.__exit__(None, None, None)
 
 
 frames = st.one_of(
@@ -312,8 +289,7 @@ def test_fuzzed_frames_each_get_exactly_one_answer_and_never_break_the_connectio
 ):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
 
         @settings(
             max_examples=150,
@@ -339,5 +315,3 @@ def test_fuzzed_frames_each_get_exactly_one_answer_and_never_break_the_connectio
             assert beat["type"] == "ack"
 
         fuzz()
-    finally:
-        context.__exit__(None, None, None)

@@ -30,9 +30,10 @@ from schemathesis.specs.openapi.checks import (
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from tests.conftest import sqlite_url
-from tests.integration.hub.client import HubClient, Person
 from tests.integration.hub.conftest import fast_settings
+from tests.support.databases import sqlite_url
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 EXAMPLES = int(os.environ.get("LINEUP_FUZZ_EXAMPLES", "6"))
 CHECKS = [
@@ -97,8 +98,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         )["id"]
         task = ana.ok(ana.post("/tasks", {"title": "Fuzz", "targetAgentId": agent_id}), 201)
         task_id = task["task"]["id"]
-        agent, context = hub.connect_agent(creds)
-        try:
+        with hub.agent(creds) as agent:
             agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
             agent.call(
                 "interaction.requested",
@@ -110,8 +110,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 {"call_id": "c1", "name": "confirm", "arguments": {"message": "Ok?"}},
                 conversationId=conversation,
             )
-        finally:
-            context.__exit__(None, None, None)
         ana._use()
         tool_call = ana.ok(ana.get("/tool-calls"))["toolCalls"][0]["id"]
         ids = {

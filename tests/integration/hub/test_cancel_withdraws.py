@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.integration.hub.client import AgentSocket, HubClient, Person
+from tests.support.agents import AgentSocket
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 APPROVAL = {"interaction": {"id": "int_ship", "type": "approval", "title": "Ship it?"}}
 
@@ -26,8 +28,7 @@ def _ask(agent: AgentSocket, task_id: str, body: dict[str, Any] = APPROVAL) -> N
 def test_a_cancel_request_withdraws_the_open_approval_and_refuses_a_late_answer(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _running_task(ana, agent, creds["agentId"])
         _ask(agent, task_id)
         assert ana.ok(ana.get("/inbox"))["counts"]["waitingForMe"] == 1
@@ -55,15 +56,12 @@ def test_a_cancel_request_withdraws_the_open_approval_and_refuses_a_late_answer(
         assert not [f for f in agent.frames if f.get("type") == "interaction.resolved"]
         timeline = ana.ok(ana.get(f"/tasks/{task_id}"))["timeline"]
         assert [e["type"] for e in timeline].count("interaction.cancelled") == 1
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_cancel_withdraws_pending_tool_calls_and_the_agent_hears_of_it(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _running_task(ana, agent, creds["agentId"])
         call = {"call_id": "c1", "name": "confirm", "arguments": {"message": "Deploy?"}}
         assert agent.call("tool.call", call, taskId=task_id)["type"] == "ack"
@@ -84,15 +82,12 @@ def test_a_cancel_withdraws_pending_tool_calls_and_the_agent_hears_of_it(hub: Hu
         assert late.status_code == 409, late.text
         assert late.json()["error"]["details"]["reason"] == "cancelled"
         assert "task was cancelled" in late.json()["error"]["message"]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_confirmed_cancel_withdraws_the_requests_of_child_tasks_too(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _running_task(ana, agent, creds["agentId"])
         child = agent.call(
             "task.child_created",
@@ -112,30 +107,24 @@ def test_a_confirmed_cancel_withdraws_the_requests_of_child_tasks_too(hub: HubCl
         assert agent.next_of("interaction.cancelled")["payload"]["interactionId"] == "int_child"
         assert agent.next_of("tool.cancelled")["payload"]["call_id"] == "c9"
         assert ana.ok(ana.get("/inbox"))["waitingTools"] == []
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_task_being_cancelled_cannot_ask_a_person_anything_new(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _running_task(ana, agent, creds["agentId"])
         ana.ok(ana.post(f"/tasks/{task_id}/cancel", {}))
         refused = agent.call("interaction.requested", APPROVAL, taskId=task_id)
         assert refused["type"] == "error"
         assert refused["code"] == "conflict"
         assert ana.ok(ana.get("/inbox"))["counts"]["waitingForMe"] == 0
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_answer_given_before_the_cancel_stands(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _running_task(ana, agent, creds["agentId"])
         _ask(agent, task_id)
         ana.ok(ana.post("/interactions/int_ship/respond", {"response": {"optionId": "approve"}}))
@@ -143,5 +132,3 @@ def test_an_answer_given_before_the_cancel_stands(hub: HubClient):
         assert ana.ok(ana.get("/interactions/int_ship"))["status"] == "resolved"
         again = ana.post("/interactions/int_ship/respond", {"response": {"optionId": "approve"}})
         assert again.status_code == 200, again.text
-    finally:
-        context.__exit__(None, None, None)

@@ -5,7 +5,9 @@ import json
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from tests.integration.hub.client import HubClient, Person, now_iso
+from tests.support.envelopes import now_iso
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 
 def _subscribe(ws, person: Person, last_sequence: int = 0, workspace_id: str | None = None):
@@ -65,28 +67,24 @@ def test_streamed_agent_text_reaches_the_app_live_then_the_final_message(hub: Hu
     conversation = ana.ok(
         ana.post("/conversations", {"title": "Chat", "agentIds": [creds["agentId"]]}), 201
     )["id"]
-    agent, context = hub.connect_agent(creds)
-    try:
-        with _open(hub, ana) as ws:
-            _subscribe(ws, ana)
-            _until_caught_up(ws)
-            agent.call("message.delta", {"messageId": "m1", "delta": "Hel"})
-            agent.call("message.delta", {"messageId": "m1", "delta": "lo"})
-            agent.call(
-                "message.create",
-                {"messageId": "m1", "content": "Hello"},
-                conversationId=conversation,
-            )
-            frames = []
-            while not frames or frames[-1]["type"] != "message.created":
-                frame = json.loads(ws.receive_text())
-                if frame["type"] in ("message.delta", "message.created"):
-                    frames.append(frame)
-            assert [f["payload"].get("delta") for f in frames[:2]] == ["Hel", "lo"]
-            assert "sequence" not in frames[0]
-            assert frames[2]["payload"]["content"] == "Hello" and frames[2]["sequence"]
-    finally:
-        context.__exit__(None, None, None)
+    with hub.agent(creds) as agent, _open(hub, ana) as ws:
+        _subscribe(ws, ana)
+        _until_caught_up(ws)
+        agent.call("message.delta", {"messageId": "m1", "delta": "Hel"})
+        agent.call("message.delta", {"messageId": "m1", "delta": "lo"})
+        agent.call(
+            "message.create",
+            {"messageId": "m1", "content": "Hello"},
+            conversationId=conversation,
+        )
+        frames = []
+        while not frames or frames[-1]["type"] != "message.created":
+            frame = json.loads(ws.receive_text())
+            if frame["type"] in ("message.delta", "message.created"):
+                frames.append(frame)
+        assert [f["payload"].get("delta") for f in frames[:2]] == ["Hel", "lo"]
+        assert "sequence" not in frames[0]
+        assert frames[2]["payload"]["content"] == "Hello" and frames[2]["sequence"]
 
 
 def test_a_person_cannot_follow_a_workspace_they_do_not_belong_to(hub: HubClient):

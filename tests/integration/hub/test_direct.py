@@ -19,8 +19,8 @@ from lineup.hub import create_app
 from lineup.hub.api.direct import DIAGNOSTIC, refusal
 from lineup.hub.config import DirectMode
 from lineup.protocol.ids import new_id
-from tests.conftest import sqlite_url
 from tests.integration.hub.conftest import fast_settings
+from tests.support.databases import sqlite_url
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
 ATTEMPTS = 5

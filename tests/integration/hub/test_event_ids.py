@@ -3,7 +3,8 @@ workspaces may use the same id, and only a true resend is answered as a duplicat
 
 from __future__ import annotations
 
-from tests.integration.hub.client import HubClient, Person
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 
 def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
@@ -18,9 +19,7 @@ def _status(ana: Person, task_id: str) -> str:
 def test_two_agents_numbering_their_events_alike_both_get_them_recorded(hub: HubClient):
     ana = hub.sign_up()
     first_creds, second_creds = hub.pair(ana, "first"), hub.pair(ana, "second")
-    first, first_context = hub.connect_agent(first_creds)
-    second, second_context = hub.connect_agent(second_creds)
-    try:
+    with hub.agent(first_creds) as first, hub.agent(second_creds) as second:
         first_task = _task(ana, first_creds["agentId"])
         second_task = _task(ana, second_creds["agentId"])
         a = first.call("task.accepted", {"taskId": first_task}, taskId=first_task, event_id="1")
@@ -29,17 +28,12 @@ def test_two_agents_numbering_their_events_alike_both_get_them_recorded(hub: Hub
         assert a["duplicate"] is False and b["duplicate"] is False
         assert b["sequence"] != a["sequence"]
         assert _status(ana, first_task) == _status(ana, second_task) == "running"
-    finally:
-        second_context.__exit__(None, None, None)
-        first_context.__exit__(None, None, None)
 
 
 def test_an_id_another_workspace_used_is_neither_a_duplicate_nor_a_conflict(hub: HubClient):
     ana, bob = hub.sign_up(), hub.sign_up(name="Bob")
     ana_creds, bob_creds = hub.pair(ana), hub.pair(bob)
-    ana_agent, ana_context = hub.connect_agent(ana_creds)
-    bob_agent, bob_context = hub.connect_agent(bob_creds)
-    try:
+    with hub.agent(ana_creds) as ana_agent, hub.agent(bob_creds) as bob_agent:
         ana_task = _task(ana, ana_creds["agentId"])
         bob_task = _task(bob, bob_creds["agentId"])
         ana_agent.call("task.accepted", {"taskId": ana_task}, taskId=ana_task, event_id="1")
@@ -48,9 +42,6 @@ def test_an_id_another_workspace_used_is_neither_a_duplicate_nor_a_conflict(hub:
         )
         assert answer["type"] == "ack" and answer["duplicate"] is False
         assert _status(bob, bob_task) == "running"
-    finally:
-        bob_context.__exit__(None, None, None)
-        ana_context.__exit__(None, None, None)
 
 
 def test_an_agent_reusing_an_id_for_another_event_gets_a_conflict_not_a_duplicate(
@@ -58,8 +49,7 @@ def test_an_agent_reusing_an_id_for_another_event_gets_a_conflict_not_a_duplicat
 ):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         accepted = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id="7")
         # e.g. an agent whose counter started again at 1 after a restart
@@ -71,15 +61,12 @@ def test_an_agent_reusing_an_id_for_another_event_gets_a_conflict_not_a_duplicat
         assert (resent["duplicate"], resent["sequence"]) == (True, accepted["sequence"])
         timeline = ana.ok(ana.get(f"/tasks/{task_id}"))["timeline"]
         assert [e["type"] for e in timeline] == ["task.created", "task.accepted"]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_id_of_the_full_128_characters_is_recorded(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         long_id = "e" * 128
         accepted = agent.call(
@@ -88,8 +75,6 @@ def test_an_id_of_the_full_128_characters_is_recorded(hub: HubClient):
         assert accepted["type"] == "ack" and accepted["sequence"]
         again = agent.call("task.accepted", {"taskId": task_id}, taskId=task_id, event_id=long_id)
         assert (again["duplicate"], again["sequence"]) == (True, accepted["sequence"])
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_one_persons_idempotency_key_is_never_answered_with_another_workspaces_task(

@@ -14,7 +14,8 @@ from starlette.testclient import TestClient
 from lineup.hub.state import HubState
 from lineup.store import StoredEvent, WriteTx
 from lineup.store.writer import DEFAULT_LANE_SHARE
-from tests.integration.hub.client import HubClient, wait_until
+from tests.support.hub_client import HubClient
+from tests.support.waiting import until
 
 BURST = 250
 
@@ -60,48 +61,49 @@ def test_a_request_behind_a_flooding_agent_commits_after_one_share_of_its_burst(
     state: HubState = client.app.state.hub  # type: ignore[attr-defined]
     ana, bob = hub.sign_up(), hub.sign_up(name="Bob")
     ana_creds, bob_creds = hub.pair(ana), hub.pair(bob)
-    flooder, context = hub.connect_agent(ana_creds)
-    task_id = ana.ok(
-        ana.post("/tasks", {"title": "Flood", "targetAgentId": ana_creds["agentId"]}), 201
-    )["task"]["id"]
-    flooder.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    committed: list[StoredEvent] = []
+    with hub.agent(ana_creds) as flooder:
+        task_id = ana.ok(
+            ana.post("/tasks", {"title": "Flood", "targetAgentId": ana_creds["agentId"]}), 201
+        )["task"]["id"]
+        flooder.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        committed: list[StoredEvent] = []
 
-    def listen(events: Sequence[StoredEvent]) -> None:
-        committed.extend(events)
+        def listen(events: Sequence[StoredEvent]) -> None:
+            committed.extend(events)
 
-    remove = state.store.add_commit_listener(listen)
-    gate = WriterGate(client, state)
-    try:
-        client.portal.start_task_soon(state.store.write, gate.hold)  # type: ignore[union-attr]
-        assert gate.holding.wait(30), "the writer should be running the holding job"
-        ids = [
-            flooder.send(
-                "task.status_changed",
-                {"status": "running", "progress": i % 100 + 1, "summary": f"step {i}"},
-                taskId=task_id,
-            )
-            for i in range(BURST)
-        ]
-        wait_until(lambda: state.store.writer_queued >= BURST, "the burst queued")
-        outcome: dict[str, int] = {}
+        remove = state.store.add_commit_listener(listen)
+        gate = WriterGate(client, state)
+        try:
+            client.portal.start_task_soon(state.store.write, gate.hold)  # type: ignore[union-attr]
+            assert gate.holding.wait(30), "the writer should be running the holding job"
+            ids = [
+                flooder.send(
+                    "task.status_changed",
+                    {"status": "running", "progress": i % 100 + 1, "summary": f"step {i}"},
+                    taskId=task_id,
+                )
+                for i in range(BURST)
+            ]
+            until(lambda: state.store.writer_queued >= BURST, "the burst queued")
+            outcome: dict[str, int] = {}
 
-        def bob_asks() -> None:
-            response = bob.post("/tasks", {"title": "Mine", "targetAgentId": bob_creds["agentId"]})
-            outcome["status"] = response.status_code
+            def bob_asks() -> None:
+                response = bob.post(
+                    "/tasks", {"title": "Mine", "targetAgentId": bob_creds["agentId"]}
+                )
+                outcome["status"] = response.status_code
 
-        asking = threading.Thread(target=bob_asks)
-        asking.start()
-        wait_until(lambda: state.store.writer_queued >= BURST + 1, "the request queued")
-        gate.release()
-        asking.join(30)
-        assert outcome.get("status") == 201
-        answers = [flooder.answer(i) for i in ids]
-        assert all(a["type"] == "ack" for a in answers)
-    finally:
-        gate.release()
-        remove()
-        context.__exit__(None, None, None)
+            asking = threading.Thread(target=bob_asks)
+            asking.start()
+            until(lambda: state.store.writer_queued >= BURST + 1, "the request queued")
+            gate.release()
+            asking.join(30)
+            assert outcome.get("status") == 201
+            answers = [flooder.answer(i) for i in ids]
+            assert all(a["type"] == "ack" for a in answers)
+        finally:
+            gate.release()
+            remove()
     order = [(e.workspace_id, e.type) for e in committed]
     bobs = order.index((bob.workspace_id, "task.created"))
     flood_first = sum(

@@ -4,6 +4,8 @@ open it. Runs on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +13,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import create_app
-from tests.integration.hub.client import HubClient, Person
 from tests.integration.hub.conftest import fast_settings
+from tests.support.agents import AgentSocket
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 REPORT = b"# Report\n\nApproved by Ana; done.\n"
 
@@ -180,22 +184,22 @@ def test_a_retried_upload_with_the_same_idempotency_key_is_the_same_file(hub, cr
     assert other.status_code == 409
 
 
-def _agent_with_task(hub: HubClient, ana: Person, creds: dict[str, Any]):
-    agent, context = hub.connect_agent(creds)
-    body = {"title": "Write the report", "targetAgentId": creds["agentId"]}
-    task_id = ana.ok(ana.post("/tasks", body), 201)["task"]["id"]
-    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    return agent, context, task_id
+@contextmanager
+def _agent_with_task(
+    hub: HubClient, ana: Person, creds: dict[str, Any]
+) -> Iterator[tuple[AgentSocket, str]]:
+    with hub.agent(creds) as agent:
+        body = {"title": "Write the report", "targetAgentId": creds["agentId"]}
+        task_id = ana.ok(ana.post("/tasks", body), 201)["task"]["id"]
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        yield agent, task_id
 
 
 def test_an_artifact_can_point_at_an_uploaded_file_and_members_open_it(hub, ana, creds):
     url = upload(hub, creds).json()["url"]
-    agent, context, task_id = _agent_with_task(hub, ana, creds)
-    try:
+    with _agent_with_task(hub, ana, creds) as (agent, task_id):
         answer = agent.call("artifact.created", {"name": "Report", "url": url}, taskId=task_id)
         assert answer["type"] == "ack", answer
-    finally:
-        context.__exit__(None, None, None)
     artifacts = ana.ok(ana.get(f"/tasks/{task_id}"))["artifacts"]
     assert [a["url"] for a in artifacts] == [url]
     assert download(ana, artifacts[0]["url"]).content == REPORT
@@ -204,24 +208,18 @@ def test_an_artifact_can_point_at_an_uploaded_file_and_members_open_it(hub, ana,
 def test_an_artifact_cannot_point_at_a_file_of_another_workspace_or_none(hub, ana, creds):
     bo = hub.sign_up(name="Bo")
     bo_url = upload(hub, hub.pair(bo)).json()["url"]
-    agent, context, task_id = _agent_with_task(hub, ana, creds)
-    try:
+    with _agent_with_task(hub, ana, creds) as (agent, task_id):
         for url in (bo_url, f"/api/workspaces/{ana.workspace_id}/files/file_missing"):
             answer = agent.call("artifact.created", {"name": "R", "url": url}, taskId=task_id)
             assert answer["code"] == "invalid_argument", answer
         attachment = {"content": "see", "attachments": [{"name": "R", "url": bo_url}]}
         answer = agent.call("message.create", attachment, taskId=task_id)
         assert answer["code"] == "invalid_argument", answer
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_artifact_with_a_file_or_script_url_is_refused_and_not_recorded(hub, ana, creds):
-    agent, context, task_id = _agent_with_task(hub, ana, creds)
-    try:
+    with _agent_with_task(hub, ana, creds) as (agent, task_id):
         for url in ("file:///home/agent/report.md", "javascript:alert(1)", "data:,x"):
             answer = agent.call("artifact.created", {"name": "R", "url": url}, taskId=task_id)
             assert answer["code"] == "invalid_argument", answer
-    finally:
-        context.__exit__(None, None, None)
     assert ana.ok(ana.get(f"/tasks/{task_id}"))["artifacts"] == []

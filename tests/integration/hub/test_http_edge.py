@@ -15,9 +15,11 @@ from starlette.websockets import WebSocketDisconnect
 from lineup.hub import Settings, create_app
 from lineup.hub.request_guard import RequestGuard
 from lineup.hub.security_headers import APP_POLICY
-from tests.deadlines import wait_until
-from tests.integration.hub.client import FakeClock, HubClient, Person
 from tests.integration.hub.conftest import fast_settings
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
+from tests.support.waiting import until
 
 SMALL_LIMIT = 4096
 
@@ -316,7 +318,7 @@ def test_a_key_is_forgotten_after_a_day(settings: Settings):
             response = _keyed(ana, "/conversations", {"title": "other"}, "k-5")
             return response.status_code != 409
 
-        wait_until(reusable, "the monitor to forget the day-old key")
+        until(reusable, "the monitor to forget the day-old key")
 
 
 def test_a_nul_in_a_websocket_address_is_refused_before_the_handshake(hub: HubClient):

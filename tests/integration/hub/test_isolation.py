@@ -3,7 +3,7 @@ can neither read nor write anything, on every endpoint."""
 
 import re
 
-from tests.integration.hub.client import HubClient
+from tests.support.hub_client import HubClient
 
 BODIES = {
     "/pairing-codes": {},
@@ -22,36 +22,37 @@ BODIES = {
 def _world(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    body = {"title": "Classified plan", "targetAgentId": creds["agentId"]}
-    task = ana.ok(ana.post("/tasks", body), 201)
-    task_id = task["task"]["id"]
-    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    agent.call(
-        "interaction.requested",
-        {"interaction": {"id": "int_secret", "type": "approval", "title": "Classified?"}},
-        taskId=task_id,
-    )
-    # a registered device, a pending tool call, a canvas
-    ana._use()
-    hub.client.put(ana.url("/devices/ana-laptop/tools"), json={"tools": []}, headers=ana.headers())
-    question = {"question": "Classified?", "options": ["yes", "no"]}
-    agent.call("tool.call", {"call_id": "c1", "name": "choice", "arguments": question})
-    agent.call(
-        "tool.call",
-        {
-            "call_id": "c2",
-            "name": "canvas",
-            "action": "open",
-            "arguments": {"width": 10, "height": 10},
-        },
-    )
-    calls = {c["callId"]: c for c in ana.ok(ana.get("/tool-calls"))["toolCalls"]}
-    instance = calls["c2"]["instanceId"]
-    opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
-    ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
-    invitation = ana.ok(ana.post("/invitations", {}), 201)
-    context.__exit__(None, None, None)
+    with hub.agent(creds) as agent:
+        body = {"title": "Classified plan", "targetAgentId": creds["agentId"]}
+        task = ana.ok(ana.post("/tasks", body), 201)
+        task_id = task["task"]["id"]
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        agent.call(
+            "interaction.requested",
+            {"interaction": {"id": "int_secret", "type": "approval", "title": "Classified?"}},
+            taskId=task_id,
+        )
+        # a registered device, a pending tool call, a canvas
+        ana._use()
+        hub.client.put(
+            ana.url("/devices/ana-laptop/tools"), json={"tools": []}, headers=ana.headers()
+        )
+        question = {"question": "Classified?", "options": ["yes", "no"]}
+        agent.call("tool.call", {"call_id": "c1", "name": "choice", "arguments": question})
+        agent.call(
+            "tool.call",
+            {
+                "call_id": "c2",
+                "name": "canvas",
+                "action": "open",
+                "arguments": {"width": 10, "height": 10},
+            },
+        )
+        calls = {c["callId"]: c for c in ana.ok(ana.get("/tool-calls"))["toolCalls"]}
+        instance = calls["c2"]["instanceId"]
+        opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
+        ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
+        invitation = ana.ok(ana.post("/invitations", {}), 201)
     hub.client.cookies.clear()
     uploaded = hub.client.post(
         "/api/agent/artifacts",

@@ -16,8 +16,11 @@ from starlette.testclient import TestClient
 
 from lineup.hub import create_app
 from lineup.hub.monitor import Monitor
-from tests.integration.hub.client import AgentSocket, FakeClock, HubClient, Person
 from tests.integration.hub.conftest import fast_settings
+from tests.support.agents import AgentSocket
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 WAIT_MS = 10_000
 
@@ -87,12 +90,9 @@ def timed(hub_database: str, tmp_path: Path) -> Iterator[Timed]:
         creds = hub.pair(ana)
         body = {"title": "Release", "agentIds": [creds["agentId"]]}
         conversation = ana.ok(ana.post("/conversations", body), 201)["id"]
-        agent, context = hub.connect_agent(creds)
-        try:
+        with hub.agent(creds) as agent:
             monitor = Monitor(client.app.state.hub)  # type: ignore[attr-defined]
             yield Timed(client, clock, monitor, ana, agent, conversation)
-        finally:
-            context.__exit__(None, None, None)
 
 
 def _refused_as_expired(response: Any) -> None:

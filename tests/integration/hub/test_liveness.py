@@ -9,17 +9,15 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from lineup.hub import commands, create_app
 from lineup.hub.monitor import Monitor
 from lineup.hub.state import HubState
-from tests.integration.hub.client import (
-    FakeClock,
-    HubClient,
-    Person,
-    WebSocketDisconnect,
-)
 from tests.integration.hub.conftest import fast_settings
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 
 def _task(ana: Person, agent_id: str) -> str:
@@ -53,16 +51,13 @@ def test_an_offline_agents_tasks_fail_a_grace_period_after_it_was_recorded_offli
         hub = HubClient(client)
         ana = hub.sign_up()
         creds = hub.pair(ana)
-        agent, context = hub.connect_agent(creds)
-        try:
+        with hub.agent(creds) as agent:
             task_id = _task(ana, creds["agentId"])
             assert agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)["type"] == "ack"
             last_beat = clock()
             clock.advance(7)  # recorded offline 7 s after its last beat
             _record_offline(client, creds, last_beat)
             recorded = clock()
-        finally:
-            context.__exit__(None, None, None)
         monitor = Monitor(client.app.state.hub)  # type: ignore[attr-defined]
         assert client.portal is not None
 
@@ -81,9 +76,8 @@ def test_an_agent_recorded_offline_elsewhere_has_its_socket_closed_and_comes_bac
 ) -> None:
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
     state: HubState = hub.client.app.state.hub  # type: ignore[attr-defined]
-    try:
+    with hub.agent(creds) as agent:
         _record_offline(hub.client, creds, state.clock())
         _task(ana, creds["agentId"])  # comes after the offline record, in the log and downlink
         # the connection closes itself, so the agent reconnects instead of talking into a void
@@ -92,14 +86,9 @@ def test_an_agent_recorded_offline_elsewhere_has_its_socket_closed_and_comes_bac
                 frame = agent.receive()
                 assert frame.get("type") != "task.assigned", "the socket stayed open"
         assert closed.value.code == 4408
-    finally:
-        context.__exit__(None, None, None)
-    again, again_context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as again:
         assert again.call("agent.heartbeat", {})["type"] == "ack"
         assert ana.ok(ana.get(f"/agents/{creds['agentId']}"))["status"] == "online"
-    finally:
-        again_context.__exit__(None, None, None)
 
 
 def test_a_monitor_pass_that_woke_up_late_gives_the_links_that_much_longer(
@@ -112,11 +101,10 @@ def test_a_monitor_pass_that_woke_up_late_gives_the_links_that_much_longer(
         hub = HubClient(client)
         ana = hub.sign_up()
         creds = hub.pair(ana)
-        _agent, context = hub.connect_agent(creds)
         state: HubState = client.app.state.hub  # type: ignore[attr-defined]
         monitor = Monitor(state)
         assert client.portal is not None
-        try:
+        with hub.agent(creds):
             clock.advance(2.5)  # no frame for longer than the window ...
             monitor.lag_ms = 1_000  # ... but for a second of it this node read nothing
             client.portal.call(monitor.close_silent_links, clock())
@@ -124,5 +112,3 @@ def test_a_monitor_pass_that_woke_up_late_gives_the_links_that_much_longer(
             monitor.lag_ms = 0
             client.portal.call(monitor.close_silent_links, clock())
             assert state.presence.get(creds["agentId"]) is None
-        finally:
-            context.__exit__(None, None, None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,13 @@ from lineup.protocol import facts
 from lineup.protocol.ids import new_id
 from lineup.store import Store
 from lineup.store import notifications as ns
-from tests.integration.hub.client import AgentSocket, FakeClock, HubClient, Person, wait_until
 from tests.integration.hub.conftest import fast_settings
 from tests.integration.hub.notify_endpoints import BrowserDevice, MailServer, PushService
+from tests.support.agents import AgentSocket
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
+from tests.support.waiting import until
 
 SECRET_TITLE = "Drop the customers table in production"
 SECRET_WHY = "Password hunter2 rotates tonight"
@@ -59,9 +63,9 @@ def running_hub(settings: Settings, clock: Any = None) -> Iterator[HubClient]:
             yield hub
         finally:
             # An open agent socket would keep the app from shutting down after a failure.
-            for context in hub.open_agents:  # type: ignore[attr-defined]
+            for socket in hub.open_agents:  # type: ignore[attr-defined]
                 with suppress(Exception):
-                    context.__exit__(None, None, None)
+                    socket.close()
 
 
 @dataclass
@@ -69,7 +73,7 @@ class Story:
     hub: HubClient
     person: Person
     agent: AgentSocket
-    agent_context: Any
+    agent_socket: ExitStack
     task_id: str
 
     def request(self, kind: str = "approval", interaction_id: str | None = None) -> str:
@@ -94,8 +98,8 @@ class Story:
         return interaction_id
 
     def close(self) -> None:
-        self.hub.open_agents.remove(self.agent_context)  # type: ignore[attr-defined]
-        self.agent_context.__exit__(None, None, None)
+        self.hub.open_agents.remove(self.agent_socket)  # type: ignore[attr-defined]
+        self.agent_socket.close()
 
 
 def api(person: Person, method: str, path: str, body: Any = None) -> Any:
@@ -115,8 +119,9 @@ def subscribe(person: Person, device: BrowserDevice) -> dict[str, Any]:
 def start_story(hub: HubClient, person: Person | None = None) -> Story:
     person = person or hub.sign_up(name="Ana")
     credentials = hub.pair(person, "builder")
-    agent, context = hub.connect_agent(credentials)
-    hub.open_agents.append(context)  # type: ignore[attr-defined]
+    socket = ExitStack()
+    agent = socket.enter_context(hub.agent(credentials))
+    hub.open_agents.append(socket)  # type: ignore[attr-defined]
     conversation = person.ok(
         person.post("/conversations", {"title": "Ship", "agentIds": [credentials["agentId"]]}), 201
     )
@@ -130,7 +135,7 @@ def start_story(hub: HubClient, person: Person | None = None) -> Story:
     task_id = posted["taskId"]
     agent.next_of("task.assigned")
     assert agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)["type"] == "ack"
-    return Story(hub, person, agent, context, task_id)
+    return Story(hub, person, agent, socket, task_id)
 
 
 def view(person: Person) -> dict[str, Any]:
@@ -179,7 +184,7 @@ def test_an_interaction_request_reaches_the_person_by_push_and_email_without_its
         for secret in (SECRET_TITLE, SECRET_WHY, SECRET_DETAIL, "Everything is gone"):
             assert secret not in everything
 
-        settings_view = wait_until(
+        settings_view = until(
             lambda: (
                 (v := view(story.person))["devices"][0]["lastDeliveredAt"]
                 and v["email"]["lastDeliveredAt"]
@@ -248,8 +253,10 @@ def test_a_tool_call_that_asks_a_person_notifies_like_a_request(
 def test_an_agent_lost_while_working_notifies_as_failed(
     hub_database: str, tmp_path: Path, push_service: PushService, mail_server: MailServer
 ) -> None:
-    settings = notify_settings(hub_database, tmp_path, mail_server, heartbeat_interval=1.0)
-    with running_hub(settings) as hub:
+    # The clock stands still: however slow the machine, the monitor never finds the agent
+    # silent before its task runs; only the dropped connection takes it offline.
+    settings = notify_settings(hub_database, tmp_path, mail_server)
+    with running_hub(settings, clock=FakeClock()) as hub:
         story = start_story(hub)
         subscribe(story.person, push_service.device("phone"))
         story.close()  # the connection drops while the task runs
@@ -294,22 +301,21 @@ def test_exactly_one_notification_per_interaction_across_a_hub_restart(
         again = HubClient(hub.client)
         person.client = again.client
         credentials = again.pair(person, "second")
-        agent, context = again.connect_agent(credentials)
-        conversation = person.ok(
-            person.post("/conversations", {"title": "t", "agentIds": [credentials["agentId"]]}),
-            201,
-        )
-        marker = new_id("int")
-        agent.call(
-            "interaction.requested",
-            {"interaction": {"id": marker, "type": "input", "title": "x"}},
-            conversationId=conversation["id"],
-        )
-        push_service.wait_for(lambda got: for_subject(got, marker), "the push after restart")
-        mail_server.wait_for(
-            lambda got: [m for m in got if marker in m.text], "the email after restart"
-        )
-        context.__exit__(None, None, None)
+        with again.agent(credentials) as agent:
+            conversation = person.ok(
+                person.post("/conversations", {"title": "t", "agentIds": [credentials["agentId"]]}),
+                201,
+            )
+            marker = new_id("int")
+            agent.call(
+                "interaction.requested",
+                {"interaction": {"id": marker, "type": "input", "title": "x"}},
+                conversationId=conversation["id"],
+            )
+            push_service.wait_for(lambda got: for_subject(got, marker), "the push after restart")
+            mail_server.wait_for(
+                lambda got: [m for m in got if marker in m.text], "the email after restart"
+            )
     # (The first agent's dropped connection also notified, as "agent unreachable".)
     asked = [
         r.payload["subjectId"] for r in push_service.received if r.payload["kind"] == "waiting"
@@ -447,7 +453,7 @@ def test_a_rate_limited_or_unavailable_push_service_is_retried_until_delivered(
         )
         statuses = [r.status for r in for_subject(push_service.received, interaction_id)]
         assert statuses == [429, 503, 201]
-        settings_view = wait_until(
+        settings_view = until(
             lambda: (v := view(story.person))["devices"][0]["lastDeliveredAt"] and v,
             "the delivery recorded",
         )
@@ -478,7 +484,7 @@ def test_a_gone_subscription_is_removed_and_the_outcome_kept(
         phone.answer(410)
         interaction_id = story.request()
         push_service.wait_for(lambda got: for_subject(got, interaction_id), "the 410")
-        settings_view = wait_until(
+        settings_view = until(
             lambda: (v := view(story.person))["devices"] == [] and v, "the device removed"
         )
         pushed = [n for n in settings_view["recent"] if n["channel"] == "push"]
@@ -500,7 +506,7 @@ def test_a_broken_channel_shows_as_failing_in_settings(
         phone.answer(403)  # the push service refuses the hub's signature
         mail_server.refuse("451 4.3.0 Try again later", "550 5.1.1 No such mailbox")
         story.request()
-        settings_view = wait_until(
+        settings_view = until(
             lambda: (
                 (v := view(story.person))["devices"][0]["failingSince"]
                 and v["email"]["failingSince"]
@@ -515,7 +521,7 @@ def test_a_broken_channel_shows_as_failing_in_settings(
         assert mail_server.attempts == 2  # the 451 was retried; the 550 is final
         # A later success clears it.
         story.request()
-        wait_until(
+        until(
             lambda: view(story.person)["devices"][0]["failingSince"] is None,
             "the device healthy again",
         )
@@ -602,7 +608,7 @@ def test_quiet_hours_hold_a_notification_and_an_answered_request_is_not_sent_aft
         assert saved.status_code == 200, saved.text
         answered = story.request()
         kept = story.request("choice")
-        held = wait_until(
+        held = until(
             lambda: (
                 len(
                     h := [
@@ -630,7 +636,7 @@ def test_quiet_hours_hold_a_notification_and_an_answered_request_is_not_sent_aft
         def asked() -> list[dict[str, Any]]:
             return [n for n in view(person)["recent"] if "interaction=" in n["link"]]
 
-        final = wait_until(
+        final = until(
             lambda: (v := asked()) and all(n["status"] != "pending" for n in v) and v,
             "both settled",
         )

@@ -7,7 +7,9 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from lineup.hub import Settings, create_app
-from tests.integration.hub.client import FakeClock, HubClient, wait_until
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.waiting import until
 
 
 def test_a_pairing_code_is_single_use(hub: HubClient):
@@ -87,16 +89,13 @@ def test_revocation_closes_the_open_connection_and_the_credential_never_works_ag
 ):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         revoked = ana.ok(ana.post(f"/agents/{creds['agentId']}/revoke"))
         assert revoked["status"] == "revoked"
         with pytest.raises(WebSocketDisconnect) as closed:
             while True:
                 agent.receive()
         assert closed.value.code == 4410
-    finally:
-        context.__exit__(None, None, None)
     with hub.client.websocket_connect(
         "/ws/agent", headers={"Authorization": f"Bearer {creds['credential']}"}
     ) as ws:
@@ -114,4 +113,4 @@ def test_an_agent_can_be_renamed(hub: HubClient):
         ana.url(f"/agents/{creds['agentId']}"), json={"name": "new"}, headers=ana.headers()
     )
     assert response.json()["name"] == "new"
-    wait_until(lambda: ana.ok(ana.get("/agents"))["agents"][0]["name"] == "new", "renamed")
+    until(lambda: ana.ok(ana.get("/agents"))["agents"][0]["name"] == "new", "renamed")

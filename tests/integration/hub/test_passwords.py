@@ -7,6 +7,7 @@ import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ from starlette.websockets import WebSocketDisconnect
 from lineup.hub import Settings, create_app, security
 from lineup.hub.security import token_hash
 from lineup.store import auth as store_auth
-from tests.integration.hub.client import FakeClock, HubClient, wait_until
 from tests.integration.hub.conftest import fast_settings
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.waiting import until
 
 PASSWORD = "correct horse battery"
 
@@ -66,26 +69,25 @@ def test_agents_heartbeats_are_answered_while_wrong_sign_ins_are_being_hashed(
     hub: HubClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ana = hub.sign_up()
-    agent, context = hub.connect_agent(hub.pair(ana))
-    answered = [0]
-    watched = WatchedHasher(security._hasher, answered)
-    monkeypatch.setattr(security, "_hasher", watched)
-    burst_done = threading.Event()
+    with hub.agent(hub.pair(ana)) as agent:
+        answered = [0]
+        watched = WatchedHasher(security._hasher, answered)
+        monkeypatch.setattr(security, "_hasher", watched)
+        burst_done = threading.Event()
 
-    def burst() -> list[int]:
-        with ThreadPoolExecutor(4) as pool:
-            emails = [f"guess{i}@example.test" for i in range(12)]
-            statuses = [r.status_code for r in pool.map(lambda e: _sign_in_raw(hub, e), emails)]
-        burst_done.set()
-        return statuses
+        def burst() -> list[int]:
+            with ThreadPoolExecutor(4) as pool:
+                emails = [f"guess{i}@example.test" for i in range(12)]
+                statuses = [r.status_code for r in pool.map(lambda e: _sign_in_raw(hub, e), emails)]
+            burst_done.set()
+            return statuses
 
-    with ThreadPoolExecutor(1) as runner:
-        statuses = runner.submit(burst)
-        while not burst_done.is_set():
-            assert agent.call("agent.heartbeat", {})["type"] == "ack"
-            answered[0] += 1
-        assert statuses.result() == [401] * 12
-    context.__exit__(None, None, None)
+        with ThreadPoolExecutor(1) as runner:
+            statuses = runner.submit(burst)
+            while not burst_done.is_set():
+                assert agent.call("agent.heartbeat", {})["type"] == "ack"
+                answered[0] += 1
+            assert statuses.result() == [401] * 12
 
     # One heartbeat is in flight at a time, so a hash that held the event loop could see at
     # most the one answer already on its way; off the loop, a hash sees several.
@@ -223,12 +225,16 @@ def test_signing_out_other_sessions_keeps_this_one(hub: HubClient) -> None:
     _error(hub.client.post("/api/auth/signout-others"), 403, "forbidden")  # CSRF still applies
 
 
-def _follow(hub: HubClient, person: Any, session: str) -> Any:
+@contextmanager
+def _follow(hub: HubClient, person: Any, session: str) -> Iterator[Any]:
     """A person's live socket opened with ``session``, subscribed and caught up."""
     hub.client.cookies.clear()
     hub.client.cookies.set("lineup_session", session)
-    socket = hub.client.websocket_connect(f"/ws/client?workspaceId={person.workspace_id}")
-    ws = socket.__enter__()
+    with hub.client.websocket_connect(f"/ws/client?workspaceId={person.workspace_id}") as ws:
+        yield _subscribed(ws, person)
+
+
+def _subscribed(ws: Any, person: Any) -> Any:
     ws.send_text(
         json.dumps(
             {
@@ -243,7 +249,7 @@ def _follow(hub: HubClient, person: Any, session: str) -> Any:
     )
     while json.loads(ws.receive_text())["type"] != "client.caught_up":
         pass
-    return socket, ws
+    return ws
 
 
 def _ended(ws: Any) -> int:
@@ -259,22 +265,20 @@ def _ended(ws: Any) -> int:
 def test_signing_out_the_other_sessions_closes_their_live_updates(hub: HubClient) -> None:
     ana = hub.sign_up("ana@example.test")
     phone = _second_session(hub, "ana@example.test")
-    socket, ws = _follow(hub, ana, phone["lineup_session"])
-    mine, my_ws = _follow(hub, ana, ana.session)
-    try:
+    with (
+        _follow(hub, ana, phone["lineup_session"]) as ws,
+        _follow(hub, ana, ana.session) as my_ws,
+    ):
         ana._use()
         ended = hub.client.post("/api/auth/signout-others", headers=ana.headers())
         assert ended.status_code == 200, ended.text
         live = hub.client.app.state.hub.live_sessions  # type: ignore[attr-defined]
-        wait_until(lambda: live.count(ana.user_id) == 1, "the other session's socket closed")
+        until(lambda: live.count(ana.user_id) == 1, "the other session's socket closed")
         assert _ended(ws) == 4401
         # this session's own socket goes on: it still gets what happens next
         ana._use()
         ana.ok(ana.post("/conversations", {"title": "Still here", "agentIds": []}), 201)
         assert json.loads(my_ws.receive_text())["type"] == "conversation.created"
-    finally:
-        socket.__exit__(None, None, None)
-        mine.__exit__(None, None, None)
 
 
 def test_a_live_socket_whose_session_ended_elsewhere_closes_at_its_next_check(
@@ -284,8 +288,7 @@ def test_a_live_socket_whose_session_ended_elsewhere_closes_at_its_next_check(
     with TestClient(create_app(settings), base_url="http://testserver") as client:
         hub = HubClient(client)
         ana = hub.sign_up("ana@example.test")
-        socket, ws = _follow(hub, ana, ana.session)
-        try:
+        with _follow(hub, ana, ana.session) as ws:
             # another node of a cluster ends the session: only the database knows
             state = client.app.state.hub  # type: ignore[attr-defined]
             session = client.portal.call(  # type: ignore[union-attr]
@@ -298,7 +301,5 @@ def test_a_live_socket_whose_session_ended_elsewhere_closes_at_its_next_check(
                 state.store.write,
                 lambda tx: store_auth.revoke_session(tx.connection, session.id, 1),
             )
-            wait_until(lambda: state.live_sessions.count(ana.user_id) == 0, "the socket closed")
+            until(lambda: state.live_sessions.count(ana.user_id) == 0, "the socket closed")
             assert _ended(ws) == 4401
-        finally:
-            socket.__exit__(None, None, None)

@@ -3,7 +3,7 @@ as the ack's warning says, and never reaches another task."""
 
 from __future__ import annotations
 
-from tests.integration.hub.client import HubClient
+from tests.support.hub_client import HubClient
 
 
 def _task(person, agent_id: str, title: str) -> str:
@@ -17,15 +17,12 @@ def test_a_status_report_changes_the_envelopes_task_not_one_named_in_the_payload
     theirs = hub.pair(ana, "theirs")
     my_task = _task(ana, mine["agentId"], "Mine")
     their_task = _task(ana, theirs["agentId"], "Theirs")
-    agent, context = hub.connect_agent(mine)
-    try:
+    with hub.agent(mine) as agent:
         agent.call("task.accepted", {"taskId": my_task}, taskId=my_task)
         ack = agent.call(
             "task.status_changed", {"status": "succeeded", "taskId": their_task}, taskId=my_task
         )
         assert ack["type"] == "ack" and ack["warnings"], ack
-    finally:
-        context.__exit__(None, None, None)
     assert ana.ok(ana.get(f"/tasks/{my_task}"))["task"]["status"] == "succeeded"
     assert ana.ok(ana.get(f"/tasks/{their_task}"))["task"]["status"] == "queued"
 
@@ -38,16 +35,13 @@ def test_an_artifact_lands_on_no_task_the_envelope_did_not_name(hub: HubClient):
     conversation = ana.ok(
         ana.post("/conversations", {"title": "Mine", "agentIds": [mine["agentId"]]}), 201
     )["id"]
-    agent, context = hub.connect_agent(mine)
-    try:
+    with hub.agent(mine) as agent:
         ack = agent.call(
             "artifact.created",
             {"name": "r", "url": "https://example.test/r", "taskId": their_task},
             conversationId=conversation,
         )
         assert ack["type"] == "ack", ack
-    finally:
-        context.__exit__(None, None, None)
     assert ana.ok(ana.get(f"/artifacts?taskId={their_task}"))["artifacts"] == []
     listed = ana.ok(ana.get(f"/artifacts?conversationId={conversation}"))["artifacts"]
     assert [a["taskId"] for a in listed] == [None]

@@ -6,7 +6,9 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
-from tests.integration.hub.client import HubClient, Person, now_iso
+from tests.support.envelopes import now_iso
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 
 def _task(ana: Person, agent_id: str, title: str = "Tidy deps") -> str:
@@ -47,8 +49,7 @@ def test_task_accepted_without_the_envelope_task_id_is_refused_like_other_task_e
 ):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         bare = agent.call("task.accepted", {"taskId": task_id})
         assert bare["type"] == "error" and bare["code"] == "invalid_argument"
@@ -57,15 +58,12 @@ def test_task_accepted_without_the_envelope_task_id_is_refused_like_other_task_e
         assert mixed["code"] == "invalid_argument"
         assert _timeline(ana, task_id) == ["task.created"]
         assert agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)["sequence"]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_frame_without_a_version_is_refused(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         frame = {
             "id": "no-version",
@@ -80,8 +78,6 @@ def test_a_frame_without_a_version_is_refused(hub: HubClient):
         assert refused["type"] == "error" and refused["code"] == "invalid_argument"
         assert refused["details"]["supported"] == ["0.1"]
         assert _timeline(ana, task_id) == ["task.created"]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_failed_without_an_error_and_an_error_on_another_status_are_invalid_argument(
@@ -89,8 +85,7 @@ def test_failed_without_an_error_and_an_error_on_another_status_are_invalid_argu
 ):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
         failed = agent.call("task.status_changed", {"status": "failed"}, taskId=task_id)
@@ -100,8 +95,6 @@ def test_failed_without_an_error_and_an_error_on_another_status_are_invalid_argu
             "invalid_argument"
         )
         assert _timeline(ana, task_id) == ["task.created", "task.accepted"]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_first_frame_that_is_not_hello_is_answered_by_its_id_before_the_close(
@@ -132,13 +125,10 @@ def test_a_hello_naming_another_workspace_is_answered_by_its_id_before_the_close
 
 def test_an_unreadable_frame_is_answered_with_a_null_id(hub: HubClient):
     ana = hub.sign_up()
-    agent, context = hub.connect_agent(hub.pair(ana))
-    try:
+    with hub.agent(hub.pair(ana)) as agent:
         agent.ws.send_text("{not json")
         answer = agent.receive()
         assert answer["type"] == "error" and "id" in answer and answer["id"] is None
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_every_http_error_carries_details_even_when_empty(hub: HubClient):
@@ -152,8 +142,7 @@ def test_every_http_error_carries_details_even_when_empty(hub: HubClient):
 def test_the_same_progress_report_again_records_nothing_and_gets_no_sequence(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
         report = {"status": "running", "progress": 50, "summary": "halfway"}
@@ -164,15 +153,12 @@ def test_the_same_progress_report_again_records_nothing_and_gets_no_sequence(hub
         more = agent.call("task.status_changed", {**report, "progress": 60}, taskId=task_id)
         assert more["sequence"] > first["sequence"]
         assert _timeline(ana, task_id).count("task.status_changed") == 2
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_expired_interaction_reaches_the_agent_that_asked(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
         soon = datetime.now(UTC) + timedelta(milliseconds=200)
@@ -188,15 +174,12 @@ def test_an_expired_interaction_reaches_the_agent_that_asked(hub: HubClient):
         assert expired["payload"]["interactionId"] == "int_soon"
         assert expired["payload"]["expiresAt"] == int(soon.timestamp() * 1000)
         assert expired["sequence"] > asked["sequence"] and expired["taskId"] == task_id
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_agent_gets_responded_at_in_milliseconds_like_everyone_else(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
         interaction = {"id": "int_ms", "type": "approval", "title": "Deploy?"}
@@ -211,15 +194,12 @@ def test_an_agent_gets_responded_at_in_milliseconds_like_everyone_else(hub: HubC
             if e["type"] == "interaction.resolved"
         ]
         assert recorded[0]["payload"]["respondedAt"] == resolved["respondedAt"]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_problems_are_objects_with_a_path_on_frames_and_on_http(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task_id = _task(ana, creds["agentId"])
         bad = agent.call("task.status_changed", {"status": 7}, taskId=task_id)
         assert bad["details"]["problems"][0] == {
@@ -231,14 +211,11 @@ def test_problems_are_objects_with_a_path_on_frames_and_on_http(hub: HubClient):
         for problems in (bad["details"]["problems"], http.json()["error"]["details"]["problems"]):
             assert all(set(p) == {"path", "problem"} for p in problems)
             assert all(isinstance(p["path"], str) for p in problems)
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_binary_message_is_refused_and_the_connections_stay_up(hub: HubClient):
     ana = hub.sign_up()
-    agent, context = hub.connect_agent(hub.pair(ana))
-    try:
+    with hub.agent(hub.pair(ana)) as agent:
         heartbeat = json.dumps(
             {
                 "id": "bin-1",
@@ -254,8 +231,6 @@ def test_a_binary_message_is_refused_and_the_connections_stay_up(hub: HubClient)
         assert refused["type"] == "error" and refused["code"] == "invalid_argument"
         assert refused["id"] is None and "text message" in refused["message"]
         assert agent.call("agent.heartbeat", {})["type"] == "ack"
-    finally:
-        context.__exit__(None, None, None)
     ana._use()
     with hub.client.websocket_connect(f"/ws/client?workspaceId={ana.workspace_id}") as ws:
         ws.send_bytes(b'{"id": "x"}')

@@ -15,7 +15,6 @@ from lineup.hub.notify import vapid
 from lineup.hub.notify.endpoints import PushPolicy
 from lineup.hub.notify.push import PushSender
 from lineup.store.notifications import Device
-from tests.integration.hub.client import wait_until
 from tests.integration.hub.conftest import fast_settings
 from tests.integration.hub.notify_endpoints import BrowserDevice, MailServer, PushService
 from tests.integration.hub.test_notifications import (
@@ -26,6 +25,7 @@ from tests.integration.hub.test_notifications import (
     subscribe,
     view,
 )
+from tests.support.waiting import until
 
 REFUSED_ENDPOINTS = [
     "http://fcm.googleapis.com/fcm/send/abc",
@@ -65,7 +65,7 @@ def test_a_push_services_reply_is_reported_by_its_status_never_its_body(
         subscribe(story.person, phone)
         phone.answer(400, body="<html>internal admin panel: root password s3cr3t</html>")
         story.request()
-        shown = wait_until(
+        shown = until(
             lambda: (v := view(story.person))["devices"][0]["lastError"] and v,
             "the device's error shown",
         )
@@ -88,7 +88,7 @@ def test_a_device_on_a_host_no_longer_allowed_is_never_posted_to(
         ana.client = hub.client  # the session outlives the restart
         story = start_story(hub, ana)
         story.request()
-        shown = wait_until(
+        shown = until(
             lambda: (v := view(story.person))["devices"][0]["lastError"] and v,
             "the refusal shown",
         )
@@ -110,7 +110,7 @@ def test_a_redirect_away_from_the_push_service_is_not_followed(
             subscribe(story.person, phone)
             phone.answer(307, location=target.endpoint.replace("127.0.0.1", "localhost"))
             story.request()
-            shown = wait_until(
+            shown = until(
                 lambda: (v := view(story.person))["devices"][0]["lastError"] and v,
                 "the refused redirect shown",
             )

@@ -11,8 +11,10 @@ from starlette.testclient import TestClient
 
 from lineup.hub import create_app
 from lineup.hub.cli import create_user
-from tests.integration.hub.client import FakeClock, HubClient, Person
 from tests.integration.hub.conftest import fast_settings
+from tests.support.clock import FakeClock
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 PASSWORD = "correct horse battery"
 

@@ -1,11 +1,11 @@
-from tests.integration.hub.client import HubClient, wait_until
+from tests.support.hub_client import HubClient
+from tests.support.waiting import until
 
 
 def test_the_mvp_loop_through_http_and_the_agent_socket(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         task = ana.ok(
             ana.post("/tasks", {"title": "Tidy deps", "targetAgentId": creds["agentId"]}), 201
         )
@@ -44,8 +44,4 @@ def test_the_mvp_loop_through_http_and_the_agent_socket(hub: HubClient):
         detail = ana.ok(ana.get(f"/tasks/{task_id}"))
         assert detail["task"]["status"] == "succeeded"
         assert [e["type"] for e in detail["timeline"]][:2] == ["task.created", "task.accepted"]
-    finally:
-        context.__exit__(None, None, None)
-    wait_until(
-        lambda: ana.ok(ana.get("/agents"))["agents"][0]["status"] == "offline", "agent offline"
-    )
+    until(lambda: ana.ok(ana.get("/agents"))["agents"][0]["status"] == "offline", "agent offline")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.integration.hub.client import HubClient, wait_until
+from tests.support.hub_client import HubClient
+from tests.support.waiting import until
 
 
 def test_the_timeline_shows_the_agent_going_offline_and_coming_back_while_the_task_was_open(
@@ -10,13 +11,14 @@ def test_the_timeline_shows_the_agent_going_offline_and_coming_back_while_the_ta
 ):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    task = ana.ok(ana.post("/tasks", {"title": "Long job", "targetAgentId": creds["agentId"]}), 201)
-    task_id = task["task"]["id"]
-    agent.next_of("task.assigned")
-    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    context.__exit__(None, None, None)
-    wait_until(
+    with hub.agent(creds) as agent:
+        task = ana.ok(
+            ana.post("/tasks", {"title": "Long job", "targetAgentId": creds["agentId"]}), 201
+        )
+        task_id = task["task"]["id"]
+        agent.next_of("task.assigned")
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+    until(
         lambda: ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["agentConnectionLost"],
         "the task shows the lost connection",
     )
@@ -30,8 +32,7 @@ def test_the_timeline_shows_the_agent_going_offline_and_coming_back_while_the_ta
     assert offline["offlineAt"] == lost["connectionLostAt"]
     assert offline["connectedAt"] < offline["offlineAt"]
 
-    agent, context = hub.connect_agent(creds)
-    try:
+    with hub.agent(creds) as agent:
         agent.call("task.status_changed", {"status": "succeeded"}, taskId=task_id)
         timeline = ana.ok(ana.get(f"/tasks/{task_id}"))["timeline"]
         kinds = [
@@ -43,22 +44,19 @@ def test_the_timeline_shows_the_agent_going_offline_and_coming_back_while_the_ta
         assert kinds == [("agent.status_changed", "offline"), ("agent.connected", None)]
         assert timeline[0]["type"] == "task.created"
         assert ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["connectionLostAt"] is None
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_finished_task_keeps_later_connection_news_out_of_its_timeline(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    agent, context = hub.connect_agent(creds)
-    task = ana.ok(ana.post("/tasks", {"title": "Quick", "targetAgentId": creds["agentId"]}), 201)
-    task_id = task["task"]["id"]
-    agent.next_of("task.assigned")
-    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    agent.call("task.status_changed", {"status": "succeeded"}, taskId=task_id)
-    context.__exit__(None, None, None)
-    wait_until(
-        lambda: ana.ok(ana.get("/agents"))["agents"][0]["status"] == "offline", "agent offline"
-    )
+    with hub.agent(creds) as agent:
+        task = ana.ok(
+            ana.post("/tasks", {"title": "Quick", "targetAgentId": creds["agentId"]}), 201
+        )
+        task_id = task["task"]["id"]
+        agent.next_of("task.assigned")
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        agent.call("task.status_changed", {"status": "succeeded"}, taskId=task_id)
+    until(lambda: ana.ok(ana.get("/agents"))["agents"][0]["status"] == "offline", "agent offline")
     timeline = ana.ok(ana.get(f"/tasks/{task_id}"))["timeline"]
     assert not [e for e in timeline if e["type"].startswith("agent.")]

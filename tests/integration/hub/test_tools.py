@@ -7,6 +7,7 @@ timeouts, cancel, delivery after reconnects, the canvas's state, and every refus
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,11 @@ import pytest
 
 from lineup.hub import Settings
 from lineup.protocol.builtin_tools import BUILTIN_NAMES, MAX_PATH_LENGTH
-from tests.integration.hub.client import AgentSocket, HubClient, Person, now_iso
 from tests.integration.hub.conftest import fast_settings
+from tests.support.agents import AgentSocket
+from tests.support.envelopes import now_iso
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
 
 CHOICE_ARGS = {"question": "Deploy where?", "options": ["test", "staging", "production"]}
 
@@ -30,14 +34,15 @@ class Setup:
             self.ana.post("/conversations", {"title": "Deploy", "agentIds": [self.agent_id]}),
             201,
         )["id"]
-        self.agent, self._context = hub.connect_agent(self.creds)
+        self._socket = ExitStack()
+        self.agent = self._socket.enter_context(hub.agent(self.creds))
 
     def close(self) -> None:
-        self._context.__exit__(None, None, None)
+        self._socket.close()
 
     def reconnect(self, last_sequence: int) -> None:
         self.close()
-        self.agent, self._context = self.hub.connect_agent(self.creds, last_sequence=last_sequence)
+        self.agent = self._socket.enter_context(self.hub.agent(self.creds, last_sequence))
 
     def call(
         self, name: str, action: str | None, arguments: dict[str, Any], call_id: str, **extra: Any
@@ -190,11 +195,9 @@ def test_an_agent_may_only_query_the_tool_list(setup: Setup):
 def test_the_tools_an_agent_declares_in_its_hello_are_listed_on_the_agent(hub: HubClient):
     ana = hub.sign_up()
     creds = hub.pair(ana)
-    context = hub.client.websocket_connect(
+    with hub.client.websocket_connect(
         "/ws/agent", headers={"Authorization": f"Bearer {creds['credential']}"}
-    )
-    ws = context.__enter__()
-    try:
+    ) as ws:
         agent = AgentSocket(ws, creds["workspaceId"], creds["agentId"])
         own = {
             "name": "deploy",
@@ -206,8 +209,6 @@ def test_the_tools_an_agent_declares_in_its_hello_are_listed_on_the_agent(hub: H
         assert agent.call("agent.hello", hello)["type"] == "ack"
         shown = ana.ok(ana.get(f"/agents/{creds['agentId']}"))
         assert shown["tools"] == [own]
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_app_registers_and_answers_over_the_people_socket(setup: Setup):
@@ -433,14 +434,11 @@ def test_a_reused_call_id_is_a_duplicate_when_identical_and_a_conflict_otherwise
 
 def test_another_agent_may_use_the_same_call_id(setup: Setup, hub: HubClient):
     other_creds = hub.pair(setup.ana, "other")
-    other, context = hub.connect_agent(other_creds)
-    try:
+    with hub.agent(other_creds) as other:
         setup.call("confirm", None, {"message": "A?"}, "c1")
         payload = {"call_id": "c1", "name": "confirm", "arguments": {"message": "B?"}}
         assert other.call("tool.call", payload)["type"] == "ack"
         assert len({c["id"] for c in setup.pending()}) == 2
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_answers_that_their_call_could_not_have_are_invalid_argument(setup: Setup):

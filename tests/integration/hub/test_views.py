@@ -1,40 +1,43 @@
 """What apps need to render cards and timelines without extra round trips."""
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-from tests.integration.hub.client import HubClient
 from tests.integration.hub.test_client_gateway import _open, _subscribe, _until_caught_up
+from tests.support.agents import AgentSocket
+from tests.support.hub_client import HubClient
+from tests.support.people import Person
+from tests.support.waiting import until
 
 
-def _waiting_task(hub: HubClient):
+@contextmanager
+def _waiting_task(hub: HubClient) -> Iterator[tuple[Person, dict[str, Any], AgentSocket, str]]:
     ana = hub.sign_up()
     creds = hub.pair(ana, "builder")
-    agent, context = hub.connect_agent(creds)
-    task_id = ana.ok(
-        ana.post("/tasks", {"title": "Tidy deps", "targetAgentId": creds["agentId"]}), 201
-    )["task"]["id"]
-    agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
-    agent.call(
-        "interaction.requested",
-        {"interaction": {"id": "int_v", "type": "approval", "title": "Go?"}},
-        taskId=task_id,
-    )
-    return ana, creds, agent, context, task_id
+    with hub.agent(creds) as agent:
+        task_id = ana.ok(
+            ana.post("/tasks", {"title": "Tidy deps", "targetAgentId": creds["agentId"]}), 201
+        )["task"]["id"]
+        agent.call("task.accepted", {"taskId": task_id}, taskId=task_id)
+        agent.call(
+            "interaction.requested",
+            {"interaction": {"id": "int_v", "type": "approval", "title": "Go?"}},
+            taskId=task_id,
+        )
+        yield ana, creds, agent, task_id
 
 
 def test_interaction_cards_carry_the_agent_name_and_the_task_title(hub: HubClient):
-    ana, _, _, context, _ = _waiting_task(hub)
-    try:
+    with _waiting_task(hub) as (ana, _, _, _):
         card = ana.ok(ana.get("/inbox"))["waitingForMe"][0]
         assert (card["agentName"], card["taskTitle"]) == ("builder", "Tidy deps")
         assert ana.ok(ana.get("/interactions/int_v"))["agentName"] == "builder"
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_conflicting_answer_says_who_answered_first_when_and_what(hub: HubClient):
-    ana, _, _, context, _ = _waiting_task(hub)
-    try:
+    with _waiting_task(hub) as (ana, _, _, _):
         ana.ok(ana.post("/interactions/int_v/respond", {"response": {"optionId": "approve"}}))
         again = ana.ok(
             ana.post("/interactions/int_v/respond", {"response": {"optionId": "approve"}})
@@ -46,16 +49,16 @@ def test_a_conflicting_answer_says_who_answered_first_when_and_what(hub: HubClie
         assert details["respondedByName"] == "Ana"
         assert details["response"] == {"optionId": "approve"}
         assert details["respondedAt"].endswith("Z")
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_an_agents_history_lists_only_that_agent(hub: HubClient):
     ana = hub.sign_up()
     one = hub.pair(ana, "one")
     hub.pair(ana, "two")
-    _, context = hub.connect_agent(one)
-    context.__exit__(None, None, None)
+    with hub.agent(one):
+        pass  # connected, then gone
+    # the hub records the disconnect just after the socket closes
+    until(lambda: ana.ok(ana.get(f"/agents/{one['agentId']}"))["status"] == "offline", "offline")
     history = ana.ok(ana.get(f"/agents/{one['agentId']}/events"))["events"]
     types = [e["type"] for e in history]
     assert types[:2] == ["agent.paired", "agent.connected"]
@@ -82,8 +85,7 @@ def test_revoking_twice_with_one_key_records_once(hub: HubClient):
 def test_streamed_text_that_names_only_the_task_reaches_the_app_with_its_conversation(
     hub: HubClient,
 ):
-    ana, _, agent, context, task_id = _waiting_task(hub)
-    try:
+    with _waiting_task(hub) as (ana, _, agent, task_id):
         conversation = ana.ok(ana.get(f"/tasks/{task_id}"))["task"]["conversationId"]
         with _open(hub, ana) as ws:
             _subscribe(ws, ana)
@@ -93,8 +95,6 @@ def test_streamed_text_that_names_only_the_task_reaches_the_app_with_its_convers
             while frame["type"] != "message.delta":
                 frame = json.loads(ws.receive_text())
             assert frame["conversationId"] == conversation
-    finally:
-        context.__exit__(None, None, None)
 
 
 def test_a_sequence_beyond_what_the_database_holds_is_refused_as_invalid(hub: HubClient):
