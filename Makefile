@@ -42,11 +42,23 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-# Browser tests run in their own process: Playwright's sync API keeps an event loop running
-# in the main thread, which the asyncio-based suites must not inherit.
+# Two processes side by side: the in-process suites (unit, integration) keep the CPU busy
+# while the suites of real processes (end-to-end, cluster) mostly wait on hubs, agents and
+# liveness windows; the second one's output is printed when both are done. Each process
+# migrates its own template databases (named by pid), and ports and databases are throwaway.
+# Browser tests run after, in their own process: Playwright's sync API keeps an event loop
+# running in the main thread, which the asyncio-based suites must not inherit.
+PROCESS_SUITES_LOG := test-artifacts/pytest-processes.log
+
 pytest: setup
 	./scripts/ensure-services
-	$(BIN)/pytest --ignore=tests/browser
+	mkdir -p test-artifacts
+	$(BIN)/pytest -p no:cacheprovider tests/e2e tests/cluster >$(PROCESS_SUITES_LOG) 2>&1 & \
+	processes=$$!; \
+	$(BIN)/pytest -p no:cacheprovider tests/unit tests/integration; in_process=$$?; \
+	wait $$processes; real_processes=$$?; \
+	echo "--- tests/e2e tests/cluster ---"; cat $(PROCESS_SUITES_LOG); \
+	test $$in_process -eq 0 && test $$real_processes -eq 0
 	$(BIN)/pytest tests/browser
 
 test: lint typecheck webtest pytest
