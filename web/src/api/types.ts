@@ -24,8 +24,8 @@ export type Me = Schemas["Me"];
 export type SignUpResult = Schemas["SignedUp"];
 export type SignInResult = Schemas["SignedIn"];
 
-export type AgentStatus = "never_connected" | "online" | "offline" | "revoked";
-export type Agent = Narrowed<Schemas["Agent"], { status: AgentStatus }>;
+export type Agent = Schemas["Agent"];
+export type AgentStatus = Agent["status"];
 export type PairingCode = Schemas["PairingCode"];
 
 export type Conversation = Schemas["Conversation"];
@@ -40,12 +40,11 @@ export type Message = Narrowed<
 export type TaskStatus = Schemas["Task"]["status"];
 export type Task = Schemas["Task"];
 
-export type InteractionStatus = "requested" | "resolved" | "expired" | "cancelled";
+export type InteractionStatus = Schemas["Interaction"]["status"];
 export type Interaction = Narrowed<
   Schemas["Interaction"],
   {
     type: InteractionRequest["type"];
-    status: InteractionStatus;
     request: InteractionRequest;
     response: InteractionResponse | null;
   }
@@ -93,16 +92,16 @@ export interface ToolResultBody {
 
 export type ToolError = Schemas["ToolError"];
 
-export type ToolCallStatus = "pending" | "completed" | "failed" | "expired" | "cancelled";
+export type ToolCallStatus = Schemas["ToolCall"]["status"];
 
 /** An agent's call of an app tool, as the hub shows it. `id` is the hub's (`tc_…`). */
 export type ToolCall = Narrowed<
   Schemas["ToolCall"],
-  { status: ToolCallStatus; result: ToolResultBody | null; error: ToolError | null }
+  { result: ToolResultBody | null; error: ToolError | null }
 >;
 
 export type CanvasStroke = Schemas["CanvasStroke"];
-export type CanvasInstance = Narrowed<Schemas["Canvas"], { status: "open" | "closed" }>;
+export type CanvasInstance = Schemas["Canvas"];
 
 export type ToolAnswer = Narrowed<Schemas["ToolAnswer"], { result?: ToolResultBody | null }>;
 
