@@ -63,7 +63,7 @@ from lineup.protocol.errors import (
 )
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
-from lineup.protocol.times import format_timestamp, iso, ms_to_datetime
+from lineup.protocol.times import format_timestamp, ms_to_datetime
 from lineup.protocol.tools import (
     ActionTool,
     AppTool,
@@ -74,7 +74,7 @@ from lineup.protocol.tools import (
     validate_call,
 )
 from lineup.store import AppendResult, Reader
-from lineup.store.records import CanvasInstance, CanvasOpRecord, ToolCallRecord, ToolDevice
+from lineup.store.records import ToolCallRecord, ToolDevice
 
 if TYPE_CHECKING:
     from lineup.hub.state import HubState
@@ -574,77 +574,6 @@ async def handle_client_frame(
 def _event_id(envelope: Envelope) -> str:
     """Envelope ids are the people's socket's idempotency keys, scoped like HTTP keys."""
     return f"app.{envelope.id}"
-
-
-# --- views ---------------------------------------------------------------------------------
-
-
-def tool_call_view(row: ToolCallRecord) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "callId": row.call_id,
-        "agentId": row.agent_id,
-        "name": row.name,
-        "action": row.action,
-        "arguments": row.arguments,
-        "status": row.status,
-        "conversationId": row.conversation_id,
-        "taskId": row.task_id,
-        "instanceId": row.instance_id,
-        "result": row.result,
-        "error": row.error,
-        "answeredBy": row.answered_by,
-        "answeredByName": row.answered_by_name,
-        "answeredAt": iso(row.answered_at),
-        "cancelReason": row.cancel_reason,
-        "timeoutMs": row.timeout_ms,
-        "expiresAt": iso(row.expires_at),
-        "createdAt": iso(row.created_at),
-        "updatedAt": iso(row.updated_at),
-        "sequence": row.sequence,
-    }
-
-
-def canvas_view(canvas: CanvasInstance, ops: list[CanvasOpRecord]) -> dict[str, Any]:
-    strokes = builtin.visible_strokes(
-        builtin.CanvasOp(
-            kind=op.kind,
-            undone=bool(op.undone),
-            stroke=builtin.Stroke(op.path or "", op.color, op.width, op.tool_call_id)
-            if op.kind == "draw"
-            else None,
-        )
-        for op in ops
-    )
-    return {
-        "id": canvas.id,
-        "agentId": canvas.agent_id,
-        "toolCallId": canvas.tool_call_id,
-        "conversationId": canvas.conversation_id,
-        "taskId": canvas.task_id,
-        "width": canvas.width,
-        "height": canvas.height,
-        "status": canvas.status,
-        "strokes": [
-            {"path": s.path, "color": s.color, "width": s.width, "toolCallId": s.call_id}
-            for s in strokes
-        ],
-        "operations": len(ops),
-        "undone": sum(1 for op in ops if op.undone),
-        "createdAt": iso(canvas.created_at),
-        "updatedAt": iso(canvas.updated_at),
-        "lastSequence": canvas.last_sequence,
-    }
-
-
-def device_view(device: ToolDevice) -> dict[str, Any]:
-    return {
-        "deviceId": device.device_id,
-        "userId": device.user_id,
-        "name": device.name,
-        "tools": [t.get("name") for t in device.tools],
-        "updatedAt": iso(device.updated_at),
-    }
 
 
 def invalid_payload(error: ValidationError, what: str) -> InvalidArgument:

@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError
 
 from lineup.hub import app_tools as tools
 from lineup.hub import commands
-from lineup.hub.api import responses
+from lineup.hub.api import responses, views
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.protocol import builtin_tools as builtin
@@ -58,7 +58,7 @@ async def available(hub: Hub, person: Member) -> dict[str, Any]:
         return {
             "tools": listed,
             "builtin": is_builtin,
-            "devices": [tools.device_view(d) for d in devices],
+            "devices": [views.tool_device(d) for d in devices],
         }
 
     return await hub.store.read(read)
@@ -84,7 +84,7 @@ async def register(
     )
     device = recorded.value
     return {
-        "device": tools.device_view(device) if device is not None else None,
+        "device": views.tool_device(device) if device is not None else None,
         "changed": recorded.result is not None and not recorded.duplicate,
         "sequence": recorded.sequence,
     }
@@ -108,7 +108,7 @@ async def list_calls(
             limit=limit,
         )
     )
-    return {"toolCalls": [tools.tool_call_view(row) for row in rows]}
+    return {"toolCalls": [views.tool_call(row) for row in rows]}
 
 
 @router.get("/tool-calls/{tool_call_id}", **answers(responses.ToolCall, 400, 401, 403, 404))
@@ -116,7 +116,7 @@ async def get_call(tool_call_id: str, hub: Hub, person: Member) -> dict[str, Any
     row = await hub.store.read(lambda r: r.get_tool_call(person.workspace_id, tool_call_id))
     if row is None:
         raise NotFound(f"No tool call {tool_call_id!r} in this workspace.")
-    return tools.tool_call_view(row)
+    return views.tool_call(row)
 
 
 @router.post(
@@ -149,7 +149,7 @@ async def answer(
     )
     if isinstance(recorded.value, commands.Expired):
         raise recorded.value.refusal
-    return tools.tool_call_view(recorded.value)  # the row as the answer's transaction left it
+    return views.tool_call(recorded.value)  # the row as the answer's transaction left it
 
 
 @router.get("/canvases", **answers(responses.Canvases, 400, 401, 403))
@@ -167,7 +167,7 @@ async def list_canvases(
         )
         return {
             "canvases": [
-                tools.canvas_view(c, r.list_canvas_ops(person.workspace_id, c.id)) for c in canvases
+                views.canvas(c, r.list_canvas_ops(person.workspace_id, c.id)) for c in canvases
             ]
         }
 
@@ -180,6 +180,6 @@ async def get_canvas(instance_id: str, hub: Hub, person: Member) -> dict[str, An
         canvas = r.get_canvas(person.workspace_id, instance_id)
         if canvas is None:
             raise NotFound(f"No canvas {instance_id!r} in this workspace.")
-        return tools.canvas_view(canvas, r.list_canvas_ops(person.workspace_id, instance_id))
+        return views.canvas(canvas, r.list_canvas_ops(person.workspace_id, instance_id))
 
     return await hub.store.read(read)

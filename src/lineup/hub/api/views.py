@@ -7,6 +7,7 @@ from typing import Any
 from lineup.domain import ACTIVE_STATUSES
 from lineup.hub.downlink import for_person
 from lineup.hub.presence import Presence
+from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.times import iso
 from lineup.store import (
     Agent,
@@ -19,6 +20,7 @@ from lineup.store import (
     User,
     UserWorkspace,
 )
+from lineup.store.records import CanvasInstance, CanvasOpRecord, ToolCallRecord, ToolDevice
 
 
 def user(u: User) -> dict[str, Any]:
@@ -149,3 +151,71 @@ def artifact(a: Artifact) -> dict[str, Any]:
 
 def event(e: StoredEvent) -> dict[str, Any]:
     return for_person(e)
+
+
+def tool_call(row: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "callId": row.call_id,
+        "agentId": row.agent_id,
+        "name": row.name,
+        "action": row.action,
+        "arguments": row.arguments,
+        "status": row.status,
+        "conversationId": row.conversation_id,
+        "taskId": row.task_id,
+        "instanceId": row.instance_id,
+        "result": row.result,
+        "error": row.error,
+        "answeredBy": row.answered_by,
+        "answeredByName": row.answered_by_name,
+        "answeredAt": iso(row.answered_at),
+        "cancelReason": row.cancel_reason,
+        "timeoutMs": row.timeout_ms,
+        "expiresAt": iso(row.expires_at),
+        "createdAt": iso(row.created_at),
+        "updatedAt": iso(row.updated_at),
+        "sequence": row.sequence,
+    }
+
+
+def canvas(canvas: CanvasInstance, ops: list[CanvasOpRecord]) -> dict[str, Any]:
+    strokes = builtin.visible_strokes(
+        builtin.CanvasOp(
+            kind=op.kind,
+            undone=bool(op.undone),
+            stroke=builtin.Stroke(op.path or "", op.color, op.width, op.tool_call_id)
+            if op.kind == "draw"
+            else None,
+        )
+        for op in ops
+    )
+    return {
+        "id": canvas.id,
+        "agentId": canvas.agent_id,
+        "toolCallId": canvas.tool_call_id,
+        "conversationId": canvas.conversation_id,
+        "taskId": canvas.task_id,
+        "width": canvas.width,
+        "height": canvas.height,
+        "status": canvas.status,
+        "strokes": [
+            {"path": s.path, "color": s.color, "width": s.width, "toolCallId": s.call_id}
+            for s in strokes
+        ],
+        "operations": len(ops),
+        "undone": sum(1 for op in ops if op.undone),
+        "createdAt": iso(canvas.created_at),
+        "updatedAt": iso(canvas.updated_at),
+        "lastSequence": canvas.last_sequence,
+    }
+
+
+def tool_device(device: ToolDevice) -> dict[str, Any]:
+    return {
+        "deviceId": device.device_id,
+        "userId": device.user_id,
+        "name": device.name,
+        "tools": [t.get("name") for t in device.tools],
+        "updatedAt": iso(device.updated_at),
+    }

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from lineup.domain import ACTIVE_STATUSES
-from lineup.hub import app_tools, commands
+from lineup.hub import commands
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
@@ -322,7 +322,7 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
         attention = [views.task(t, agents) for t in failed]
         return {
             "waitingForMe": _interactions(r, workspace_id, waiting),
-            "waitingTools": [app_tools.tool_call_view(c) for c in waiting_tools],
+            "waitingTools": [views.tool_call(c) for c in waiting_tools],
             "needsAttention": lost + attention,
             "recentlyDone": [views.task(t, agents) for t in done],
             "counts": {
