@@ -58,8 +58,18 @@ def _actor_agent(event: StoredEvent) -> str | None:
     return event.actor[6:] if event.actor.startswith("agent:") else None
 
 
+def _may_notify(event: StoredEvent) -> bool:
+    """Checked on the stored JSON before the payload is parsed: progress reports are most of
+    a busy log, and only a task's end or an agent going offline can notify of theirs."""
+    if event.type == "task.status_changed":
+        return event.payload.get("status") in ("failed", "succeeded")
+    if event.type == "agent.status_changed":
+        return event.payload.get("status") == "offline"
+    return event.type in WATCHED
+
+
 def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
-    if event.type not in WATCHED:
+    if not _may_notify(event):
         return []
     ws = event.workspace_id
     fact = fact_of(event)
