@@ -17,6 +17,12 @@ from pydantic import AfterValidator, Field
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.builtin_tools import ToolCancel
+from lineup.protocol.capabilities import (
+    CapabilityInvoke,
+    CapabilityListing,
+    CapabilityListQuery,
+    CapabilityResult,
+)
 from lineup.protocol.envelope import Identifier
 from lineup.protocol.interaction import Attachment, Interaction, InteractionResponse
 from lineup.protocol.links import ArtifactUrl, check_block_data
@@ -245,7 +251,10 @@ def _spec(
 U, A, H = Sender.USER, Sender.AGENT, Sender.HUB
 
 # Types whose payload model depends on who sends them.
-AGENT_PAYLOADS: Mapping[str, type[WireModel]] = {"message.create": AgentMessageCreate}
+AGENT_PAYLOADS: Mapping[str, type[WireModel]] = {
+    "message.create": AgentMessageCreate,
+    "capability.list": CapabilityListQuery,
+}
 
 CATALOG: Mapping[str, EventSpec] = dict(
     [
@@ -275,6 +284,9 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),
         _spec("tool.cancel", ToolCancel, {A}, "Withdraw an unanswered tool call."),
         _spec("tool.cancelled", ToolCancel, {H}, "The hub withdrew an unanswered tool call."),
+        _spec("capability.list", CapabilityListing, {A, H}, "What an agent may call here."),
+        _spec("capability.invoke", CapabilityInvoke, {A}, "Call a governed capability."),
+        _spec("capability.result", CapabilityResult, {H}, "Where an invocation is."),
     ]
 )
 
@@ -289,6 +301,7 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "task.cancel_requested",
         "tool.result",  # from tool.completed
         "tool.cancelled",
+        "capability.result",  # from the invocation's facts
     }
 )
 

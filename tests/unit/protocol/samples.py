@@ -97,6 +97,33 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "reason": "The task was cancelled.",
         "taskId": "task_1",
     },
+    ("capability.list", Sender.AGENT): {},
+    ("capability.list", Sender.HUB): {
+        "capabilities": [
+            {
+                "id": "scheduling.orders.query",
+                "provider": "scheduling",
+                "effect": "read",
+                "mode": "sync",
+                "description": "Orders and their due dates.",
+                "inputSchema": {"type": "object"},
+            }
+        ],
+        "projectId": "prj_1",
+    },
+    ("capability.invoke", Sender.AGENT): {
+        "invocationId": "inv-1",
+        "capability": "scheduling.schedule.publish",
+        "instance": "plant-1",
+        "params": {"draftId": "d1", "version": "v3"},
+    },
+    ("capability.result", Sender.HUB): {
+        "invocationId": "inv-1",
+        "capability": "scheduling.schedule.publish",
+        "status": "succeeded",
+        "executionId": "exe_1",
+        "output": {"version": "v4"},
+    },
 }
 
 

@@ -1,0 +1,2 @@
+"""The providers shipped with LineUp: adapters to outside systems, behind
+:class:`lineup.core.provider.Provider`."""
