@@ -23,6 +23,7 @@ from lineup.hub.commands import Recorded
 from lineup.hub.credentials import authenticate_agent
 from lineup.hub.downlink import CONNECTION_NEWS, concerns, for_agent
 from lineup.hub.follow import Follower
+from lineup.hub.governance import invoke, listing
 from lineup.hub.presence import AgentLink
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
@@ -267,6 +268,11 @@ class AgentConnection:
             answer = await app_tools.answer_query(self.hub, agent, envelope, payload)
             await self.send_event(answer)
             return Recorded(None)
+        if kind == "capability.list":  # a query, answered by a capability.list frame
+            await self.send_event(await listing.answer_query(self.hub, agent, envelope))
+            return Recorded(None)
+        if kind == "capability.invoke":  # asks a provider's preview before it records
+            return await invoke.invoke(self.hub, agent, envelope, payload)
         handler = _HANDLERS.get(kind)
         if handler is None:
             raise InvalidArgument(f"{kind!r} is not handled by this hub yet.")

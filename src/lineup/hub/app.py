@@ -54,6 +54,7 @@ def create_app(settings: Settings, *, clock: Clock = now_ms) -> FastAPI:
     app.include_router(files_api.router)
     app.include_router(notifications_api.router)
     app.include_router(tools_api.router)
+    app.include_router(governance_api.router)
     # GET /api/direct for every hub; the rest only in direct mode
     app.include_router(direct_api.router)
     if settings.direct is not None:

@@ -41,6 +41,7 @@ from lineup.protocol.ids import new_id
 from lineup.protocol.interaction import Attachment, InteractionResponse
 from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, records
+from lineup.store import governance as governance_store
 
 
 def derived_id(prefix: str, *parts: str) -> str:
@@ -187,10 +188,22 @@ def agents_conversation(
 
 
 def create_conversation(
-    w: Writing, person: Person, title: str, agent_ids: list[str], *, event_id: str | None = None
+    w: Writing,
+    person: Person,
+    title: str,
+    agent_ids: list[str],
+    *,
+    event_id: str | None = None,
+    project_id: str | None = None,
 ) -> Recorded:
     for agent_id in agent_ids:
         live_agent_in(w, person.workspace_id, agent_id)
+    if project_id is not None:
+        role = governance_store.project_role(w.read.connection, project_id, person.user_id)
+        if governance_store.get_project(w.read.connection, person.workspace_id, project_id) is None:
+            raise NotFound(f"No project {project_id!r} in this workspace.")
+        if role not in ("owner", "editor"):
+            raise Forbidden("Only a project's owners and editors start conversations in it.")
     conversation_id = (
         derived_id("conv", person.workspace_id, person.actor, event_id)
         if event_id
@@ -199,7 +212,10 @@ def create_conversation(
     result = w.append(
         person.workspace_id,
         facts.ConversationCreatedPayload(
-            conversation_id=conversation_id, title=title, agent_ids=list(agent_ids)
+            conversation_id=conversation_id,
+            title=title,
+            agent_ids=list(agent_ids),
+            project_id=project_id,
         ),
         actor=person.actor,
         event_id=event_id,

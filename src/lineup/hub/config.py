@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def lineup_home() -> Path:
@@ -106,6 +107,15 @@ class Settings:
     max_connections_per_address: int = 256
     """HTTP connections one client address may hold open at once (0: no cap). WebSockets
     count until their upgrade; behind a reverse proxy every client shares its address."""
+    # --- governance ---
+    providers: tuple[str, ...] = ("scheduling",)
+    """``LINEUP_PROVIDERS``: the in-tree providers to run (comma-separated; empty: none)."""
+    extra_providers: tuple[Any, ...] = field(default=(), repr=False)
+    """Provider objects given by whoever builds the hub (tests, an embedding program)."""
+    approval_ttl: float = 24 * 3600.0
+    """``LINEUP_APPROVAL_TTL``: seconds a confirm card waits for a decision before it expires."""
+    job_poll_interval: float = 1.0
+    """Seconds between the core's looks at an async provider job."""
 
     def __post_init__(self) -> None:
         # A hub people reach over https must never send its session cookie over http.
@@ -155,6 +165,12 @@ class Settings:
             "lease_ttl": _seconds("LINEUP_LEASE_TTL", 10.0),
             "cluster_check_interval": _seconds("LINEUP_CLUSTER_CHECK_INTERVAL", 1.0),
             **_edge_env(),
+            "providers": tuple(
+                p.strip()
+                for p in os.environ.get("LINEUP_PROVIDERS", "scheduling").split(",")
+                if p.strip()
+            ),
+            "approval_ttl": _seconds("LINEUP_APPROVAL_TTL", 24 * 3600.0),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

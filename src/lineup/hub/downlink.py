@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from lineup.protocol import facts
+from lineup.protocol.capabilities import CapabilityResult, InvocationError, InvocationStatus
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.times import ms_to_datetime
 from lineup.store import StoredEvent, fact_of
@@ -110,6 +111,72 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             if fact.reason:
                 payload["reason"] = fact.reason
             return _envelope(event, "tool.cancelled", payload)
+        case (
+            facts.ApprovalRequestedPayload()
+            | facts.ApprovalDecidedPayload()
+            | facts.ExecutionAcceptedPayload()
+            | facts.ExecutionFinishedPayload()
+        ):
+            result = capability_result(fact)
+            if result is None:
+                return None
+            return _envelope(event, "capability.result", result.wire())
+    return None
+
+
+_REFUSALS = {
+    "rejected": ("forbidden", "A person rejected this call"),
+    "expired": ("unavailable", "Nobody decided this call in time"),
+    "voided": ("conflict", "The approval no longer held"),
+}
+
+
+def capability_result(fact: facts.Fact) -> CapabilityResult | None:
+    """Where an invocation is, from one of its facts: what the agent hears (section 9)."""
+    match fact:
+        case facts.ApprovalRequestedPayload():
+            return CapabilityResult(
+                invocation_id=fact.agent_invocation_id,
+                capability=fact.capability,
+                status=InvocationStatus.WAITING_FOR_APPROVAL,
+                approval_id=fact.approval_id,
+            )
+        case facts.ApprovalDecidedPayload() if fact.decision != "approved":
+            code, message = _REFUSALS[fact.decision]
+            if fact.reason:
+                message = f"{message}: {fact.reason}"
+            return CapabilityResult(
+                invocation_id=fact.agent_invocation_id,
+                capability=fact.capability,
+                status=InvocationStatus.REJECTED,
+                approval_id=fact.approval_id,
+                error=InvocationError(code=code, message=message, retryable=False),
+            )
+        case facts.ExecutionAcceptedPayload():
+            return CapabilityResult(
+                invocation_id=fact.agent_invocation_id,
+                capability=fact.capability,
+                status=InvocationStatus.ACCEPTED,
+                execution_id=fact.execution_id,
+                receipt=fact.receipt,
+            )
+        case facts.ExecutionFinishedPayload():
+            error = None
+            if fact.error is not None:
+                error = InvocationError(
+                    code=str(fact.error.get("code", "unknown_result")),
+                    message=str(fact.error.get("message", "")),
+                    retryable=bool(fact.error.get("retryable", False)),
+                )
+            return CapabilityResult(
+                invocation_id=fact.agent_invocation_id,
+                capability=fact.capability,
+                status=InvocationStatus(fact.status),
+                execution_id=fact.execution_id,
+                output=fact.output,
+                error=error,
+                receipt=fact.receipt,
+            )
     return None
 
 

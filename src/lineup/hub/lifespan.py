@@ -46,6 +46,8 @@ def hub_lifespan(
             await direct_api.prepare(hub, settings.direct)
         clockwork = Monitor(hub)
         await hub.cluster.start()  # leases, Redis Streams, hole checks
+        if settings.redis_url is None:  # alone: what a previous run left is this node's
+            await hub.governance.start()
         monitor = asyncio.create_task(clockwork.run(), name="lineup-monitor")
         notifier = _start_notifications(hub)
         log.info("LineUp hub %s ready (%s)", __version__, store.dialect)
@@ -59,6 +61,7 @@ def hub_lifespan(
                 notifier.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await notifier
+            await hub.governance.close()
             for link in hub.presence.links():
                 with contextlib.suppress(Exception):
                     await link.close(CloseCode.HUB_RESTARTING, "hub restarting")

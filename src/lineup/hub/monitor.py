@@ -63,6 +63,7 @@ class Monitor:
         await self.fail_unreachable_tasks(now_ms)
         await self.expire_interactions(now_ms)
         await self.expire_tool_calls(now_ms)
+        await self.hub.governance.tick(now_ms)  # approvals' expiry, orphaned executions
         await self.forget_old_idempotency_keys(now_ms)
 
     async def close_silent_links(self, now_ms: int) -> None:

@@ -17,6 +17,7 @@ from lineup.store.sealed import Keyring
 
 if TYPE_CHECKING:
     from lineup.hub.cluster import Cluster
+    from lineup.hub.governance import Governance
     from lineup.hub.leases import LeaseBook
     from lineup.hub.metrics import Metrics
 
@@ -56,6 +57,8 @@ class HubState:
     # set by create(); Optional only for hand-built states in tests
     cluster: Cluster = None  # type: ignore[assignment]
     metrics: Metrics = None  # type: ignore[assignment]
+    governance: Governance = None  # type: ignore[assignment]
+    """Capabilities, approvals and executions (``lineup.hub.governance``)."""
 
     @property
     def leases(self) -> LeaseBook:
@@ -93,4 +96,8 @@ class HubState:
             keyring=keyring or load_keyring(settings),
         )
         metrics.watch(hub)
+        from lineup.hub.governance import Governance
+        from lineup.hub.governance.providers import configured_providers
+
+        hub.governance = Governance(hub, configured_providers(settings))
         return hub

@@ -154,6 +154,8 @@ class ConversationCreatedPayload(Fact):
     """Absent in the oldest logs: the envelope's conversation then."""
     title: str | None = None
     agent_ids: list[str] | None = None
+    project_id: str | None = None
+    """The project it belongs to; absent for a personal conversation (read-only actions)."""
 
 
 class MessageAuthor(WireModel):
@@ -336,6 +338,216 @@ class ToolCancelledPayload(Fact):
     target_agent_id: str | None = None
 
 
+# --- projects and governance -----------------------------------------------------------------
+
+
+class ProjectCreatedPayload(Fact):
+    fact_type = "project.created"
+    project_id: str
+    name: str
+    context: str | None = None
+    """The project's business context, in a person's words (shown to its agents)."""
+    working_directory: str | None = None
+    created_by: str
+    """The user who made it, its first owner."""
+
+
+class ProjectUpdatedPayload(Fact):
+    fact_type = "project.updated"
+    project_id: str
+    name: str | None = None
+    context: str | None = None
+    working_directory: str | None = None
+
+
+class ProjectMemberSetPayload(Fact):
+    fact_type = "project.member_set"
+    project_id: str
+    user_id: str
+    role: Literal["owner", "editor", "viewer"]
+    set_by: str | None = None
+
+
+class ProjectMemberRemovedPayload(Fact):
+    fact_type = "project.member_removed"
+    project_id: str
+    user_id: str
+    removed_by: str | None = None
+
+
+class CapabilityStateChangedPayload(Fact):
+    fact_type = "capability.state_changed"
+    capability: str
+    enabled: bool
+    reason: str | None = None
+
+
+class PolicyRuleSetPayload(Fact):
+    fact_type = "policy.rule_set"
+    rule_id: str
+    capability: str
+    """A capability id, or a prefix ending in ``*`` (``scheduling.*``), or ``*``."""
+    effect: Literal["allow", "deny"]
+    project_id: str | None = None
+    """The project the rule holds in; absent for the whole workspace."""
+    instance: str | None = None
+    """The instance it holds for; absent for every instance."""
+    roles: list[str] | None = None
+    """Project roles it holds for; absent for every role."""
+    set_by: str | None = None
+
+
+class PolicyRuleRemovedPayload(Fact):
+    fact_type = "policy.rule_removed"
+    rule_id: str
+    removed_by: str | None = None
+
+
+class CapabilityInvokedPayload(Fact):
+    fact_type = "capability.invoked"
+    invocation_id: str
+    """The hub's id of the invocation (``ivk_…``, made from the agent and its id)."""
+    agent_invocation_id: str
+    """The agent's own ``invocationId``."""
+    agent_id: str
+    capability: str
+    effect: Literal["read", "write"]
+    instance: str
+    params: dict[str, Any]
+    params_digest: str
+    """``sha256:`` of the params' RFC 8785 canonical form."""
+    project_id: str | None = None
+    on_behalf_of: str | None = None
+    """The user whose conversation it is (the conversation's creator)."""
+
+
+class ApprovalRequestedPayload(Fact):
+    fact_type = "approval.requested"
+    approval_id: str
+    invocation_id: str
+    agent_invocation_id: str
+    agent_id: str
+    capability: str
+    instance: str
+    params: dict[str, Any]
+    params_digest: str
+    summary: str
+    impact: str
+    resource_version: str | None = None
+    draft: dict[str, Any] | None = None
+    project_id: str
+    requested_for: str | None = None
+    """The user on whose conversation the agent asked."""
+    expires_at: Millis
+    target_agent_id: str
+
+
+class ApprovalHandedOverPayload(Fact):
+    fact_type = "approval.handed_over"
+    approval_id: str
+    assignee: str
+    """The user who is now asked to decide."""
+    by: str
+
+
+class ApprovalDecidedPayload(Fact):
+    fact_type = "approval.decided"
+    approval_id: str
+    invocation_id: str
+    agent_invocation_id: str
+    capability: str
+    decision: Literal["approved", "rejected", "expired", "voided"]
+    """``voided``: what it was bound to changed (the resource's version, the capability was
+    disabled) before it was approved."""
+    by: str | None = None
+    by_name: str | None = None
+    reason: str | None = None
+    permission_id: str | None = None
+    """The standing permission granted with the approval, if any."""
+    target_agent_id: str
+
+
+class PermissionGrantedPayload(Fact):
+    fact_type = "permission.granted"
+    permission_id: str
+    project_id: str
+    capability: str
+    instance: str
+    bounds: dict[str, Any]
+    """Per parameter: ``{"equals": v}``, ``{"in": [...]}`` or ``{"min": a, "max": b}``."""
+    expires_at: Millis | None = None
+    max_calls: int | None = None
+    granted_by: str
+    approval_id: str | None = None
+
+
+class PermissionRevokedPayload(Fact):
+    fact_type = "permission.revoked"
+    permission_id: str
+    by: str
+    reason: str | None = None
+
+
+class GrantIssuedPayload(Fact):
+    fact_type = "grant.issued"
+    grant_id: str
+    invocation_id: str
+    params_digest: str
+    instance: str
+    resource_version: str | None = None
+    approval_id: str | None = None
+    permission_id: str | None = None
+    expires_at: Millis
+
+
+class ExecutionStartedPayload(Fact):
+    fact_type = "execution.started"
+    execution_id: str
+    invocation_id: str
+    agent_invocation_id: str
+    capability: str
+    instance: str
+    params_digest: str
+    idempotency_key: str
+    grant_id: str | None = None
+    expected_version: str | None = None
+    target_agent_id: str
+
+
+class ExecutionAttemptedPayload(Fact):
+    fact_type = "execution.attempted"
+    execution_id: str
+    attempt: int
+    outcome: str
+    """What this attempt came to: ``timeout``, ``receipt_found``, a retryable error code."""
+    detail: str | None = None
+
+
+class ExecutionAcceptedPayload(Fact):
+    fact_type = "execution.accepted"
+    execution_id: str
+    invocation_id: str
+    agent_invocation_id: str
+    capability: str
+    job_id: str
+    receipt: dict[str, Any] | None = None
+    target_agent_id: str
+
+
+class ExecutionFinishedPayload(Fact):
+    fact_type = "execution.finished"
+    execution_id: str
+    invocation_id: str
+    agent_invocation_id: str
+    capability: str
+    status: Literal["succeeded", "failed", "unknown_result"]
+    output: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    """``{code, message, retryable}`` with a code of the error taxonomy."""
+    receipt: dict[str, Any] | None = None
+    target_agent_id: str
+
+
 FACTS: Mapping[str, type[Fact]] = {
     model.fact_type: model
     for model in (
@@ -362,6 +574,24 @@ FACTS: Mapping[str, type[Fact]] = {
         ToolCalledPayload,
         ToolCompletedPayload,
         ToolCancelledPayload,
+        ProjectCreatedPayload,
+        ProjectUpdatedPayload,
+        ProjectMemberSetPayload,
+        ProjectMemberRemovedPayload,
+        CapabilityStateChangedPayload,
+        PolicyRuleSetPayload,
+        PolicyRuleRemovedPayload,
+        CapabilityInvokedPayload,
+        ApprovalRequestedPayload,
+        ApprovalHandedOverPayload,
+        ApprovalDecidedPayload,
+        PermissionGrantedPayload,
+        PermissionRevokedPayload,
+        GrantIssuedPayload,
+        ExecutionStartedPayload,
+        ExecutionAttemptedPayload,
+        ExecutionAcceptedPayload,
+        ExecutionFinishedPayload,
     )
 }
 """Every recorded fact type → its payload model."""

@@ -22,10 +22,11 @@ from lineup.protocol import facts as f
 from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import TaskStatusName
-from lineup.store import statements
+from lineup.store import governance, statements
 from lineup.store.schema import (
     PROJECTION_TABLES,
     agents,
+    approvals,
     artifacts,
     canvas_instances,
     canvas_ops,
@@ -266,6 +267,8 @@ def _conversation_created(
         created_at=event.recorded_at,
         updated_at=event.recorded_at,
         last_sequence=event.sequence,
+        project_id=fact.project_id,
+        created_by=event.actor,
     )
 
 
@@ -451,7 +454,16 @@ def _resume_if_nothing_waits(conn: Connection, event: StoredEvent, task_id: str)
             tool_calls.c.name.in_(sorted(ASK_TOOLS)),
         )
     ).scalar_one()
-    if requests == 0 and questions == 0:
+    cards = conn.execute(
+        select(func.count())
+        .select_from(approvals)
+        .where(
+            approvals.c.workspace_id == ws,
+            approvals.c.task_id == task_id,
+            approvals.c.status == PENDING,
+        )
+    ).scalar_one()
+    if requests == 0 and questions == 0 and cards == 0:
         _touch_task(conn, event, task_id, status=RUNNING)
 
 
@@ -660,6 +672,23 @@ def _artifact_created(conn: Connection, event: StoredEvent, fact: f.ArtifactCrea
     )
 
 
+# --- approvals: a task waits for a person while one of its confirm cards is open -----------
+
+
+def _approval_requested(
+    conn: Connection, event: StoredEvent, fact: f.ApprovalRequestedPayload
+) -> None:
+    governance.HANDLERS[fact.fact_type](conn, event, fact)
+    if event.task_id and _task_status(conn, event, event.task_id) == RUNNING:
+        _touch_task(conn, event, event.task_id, status=WAITING_FOR_HUMAN)
+
+
+def _approval_decided(conn: Connection, event: StoredEvent, fact: f.ApprovalDecidedPayload) -> None:
+    governance.HANDLERS[fact.fact_type](conn, event, fact)
+    if event.task_id:
+        _resume_if_nothing_waits(conn, event, event.task_id)
+
+
 def _on(
     model: type[F], handler: Callable[[Connection, StoredEvent, F], None]
 ) -> tuple[str, Handler]:
@@ -692,6 +721,9 @@ HANDLERS: Mapping[str, Handler] = dict(
         _on(f.ToolCalledPayload, _tool_called),
         _on(f.ToolCompletedPayload, _tool_completed),
         _on(f.ToolCancelledPayload, _tool_cancelled),
+        *governance.HANDLERS.items(),
+        _on(f.ApprovalRequestedPayload, _approval_requested),
+        _on(f.ApprovalDecidedPayload, _approval_decided),
     ]
 )
 """Which facts change which projections; a type not here is stored but not projected."""

@@ -95,6 +95,8 @@ class Conversation(_FromRow):
     created_at: int
     updated_at: int
     last_sequence: int
+    project_id: str | None
+    created_by: str | None
 
 
 @dataclass(frozen=True)

@@ -148,8 +148,12 @@ conversations = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
     Column("last_sequence", BigInteger, nullable=False),
+    Column("project_id", ID, nullable=True),
+    Column("created_by", String(200), nullable=True),
     Index("ix_conversations_workspace_id_last_sequence", "workspace_id", "last_sequence"),
 )
+"""``project_id`` is absent for a personal conversation, where agents may only read;
+``created_by`` is the actor who started it, on whose behalf its agents act."""
 
 messages = Table(
     "messages",
@@ -337,6 +341,218 @@ canvas_ops = Table(
 marks the latest one ``undone``. ``protocol.builtin_tools.visible_strokes`` reads them."""
 
 PROJECTION_TABLES = (*PROJECTION_TABLES, tool_devices, tool_calls, canvas_instances, canvas_ops)
+
+# --- projects and governance (projections) ---------------------------------------------------
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("context", Text, nullable=True),
+    Column("working_directory", Text, nullable=True),
+    Column("created_by", ID, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Index("ix_projects_workspace_id", "workspace_id"),
+)
+
+project_members = Table(
+    "project_members",
+    metadata,
+    Column("project_id", ID, nullable=False),
+    Column("user_id", ID, nullable=False),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    PrimaryKeyConstraint("project_id", "user_id"),
+    Index("ix_project_members_workspace_id_user_id", "workspace_id", "user_id"),
+)
+"""A person's role in a project: ``owner``, ``editor`` or ``viewer``."""
+
+capability_states = Table(
+    "capability_states",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("capability", String(100), nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("updated_by", String(200), nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "capability"),
+)
+"""Capabilities a workspace switched off (or on again); one with no row is enabled."""
+
+policy_rules = Table(
+    "policy_rules",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("project_id", ID, nullable=True),
+    Column("capability", String(100), nullable=False),
+    Column("instance", String(100), nullable=True),
+    Column("roles", json_column_type(), nullable=True),
+    Column("effect", String(8), nullable=False),
+    Column("set_by", String(200), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_policy_rules_workspace_id", "workspace_id"),
+)
+
+invocations = Table(
+    "invocations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("agent_invocation_id", String(128), nullable=False),
+    Column("capability", String(100), nullable=False),
+    Column("effect", String(8), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("params", json_column_type(), nullable=False),
+    Column("params_digest", String(80), nullable=False),
+    Column("project_id", ID, nullable=True),
+    Column("conversation_id", ID, nullable=True),
+    Column("task_id", ID, nullable=True),
+    Column("on_behalf_of", String(200), nullable=True),
+    Column("status", String(24), nullable=False),
+    Column("approval_id", ID, nullable=True),
+    Column("execution_id", ID, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Index("ix_invocations_agent", "workspace_id", "agent_id", "agent_invocation_id", unique=True),
+)
+"""Agents' calls of capabilities (``capability.invoked``), with where each one is:
+``waiting_for_approval``, ``running``, ``accepted`` or a terminal status."""
+
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("project_id", ID, nullable=False),
+    Column("invocation_id", ID, nullable=False),
+    Column("agent_id", ID, nullable=False),
+    Column("capability", String(100), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("params", json_column_type(), nullable=False),
+    Column("params_digest", String(80), nullable=False),
+    Column("resource_version", String(200), nullable=True),
+    Column("summary", Text, nullable=False),
+    Column("impact", Text, nullable=False),
+    Column("draft", json_column_type(), nullable=True),
+    Column("conversation_id", ID, nullable=True),
+    Column("task_id", ID, nullable=True),
+    Column("requested_for", String(200), nullable=True),
+    Column("assignee", ID, nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("decided_by", String(200), nullable=True),
+    Column("decided_by_name", Text, nullable=True),
+    Column("decided_at", BigInteger, nullable=True),
+    Column("reason", Text, nullable=True),
+    Column("permission_id", ID, nullable=True),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Index("ix_approvals_workspace_id_status", "workspace_id", "status"),
+    Index("ix_approvals_status_expires_at", "status", "expires_at"),
+)
+"""Confirm cards: ``pending`` → ``approved`` | ``rejected`` | ``expired`` | ``voided``."""
+
+standing_permissions = Table(
+    "standing_permissions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("project_id", ID, nullable=False),
+    Column("capability", String(100), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("bounds", json_column_type(), nullable=False),
+    Column("expires_at", BigInteger, nullable=True),
+    Column("max_calls", Integer, nullable=True),
+    Column("calls_used", Integer, nullable=False),
+    Column("granted_by", String(200), nullable=False),
+    Column("approval_id", ID, nullable=True),
+    Column("revoked_at", BigInteger, nullable=True),
+    Column("revoked_by", String(200), nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_standing_permissions_workspace_id", "workspace_id"),
+)
+
+grants = Table(
+    "grants",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("invocation_id", ID, nullable=False, unique=True),
+    Column("approval_id", ID, nullable=True, unique=True),
+    Column("permission_id", ID, nullable=True),
+    Column("params_digest", String(80), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("resource_version", String(200), nullable=True),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("used_by", ID, nullable=True, unique=True),
+    Column("created_at", BigInteger, nullable=False),
+)
+"""One-time grants: one per approval (or per use of a standing permission), used by exactly
+one execution (``used_by``); the unique columns hold that even against a buggy caller."""
+
+executions = Table(
+    "executions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("invocation_id", ID, nullable=False, unique=True),
+    Column("agent_id", ID, nullable=False),
+    Column("capability", String(100), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("params_digest", String(80), nullable=False),
+    Column("idempotency_key", String(128), nullable=False, unique=True),
+    Column("grant_id", ID, nullable=True),
+    Column("expected_version", String(200), nullable=True),
+    Column("status", String(24), nullable=False),
+    Column("job_id", String(200), nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("output", json_column_type(), nullable=True),
+    Column("error", json_column_type(), nullable=True),
+    Column("receipt", json_column_type(), nullable=True),
+    Column("started_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("finished_at", BigInteger, nullable=True),
+    Index("ix_executions_workspace_id_status", "workspace_id", "status"),
+    Index("ix_executions_status", "status"),
+)
+"""Executions, recorded (``started``) before the provider is called: ``started`` →
+``accepted`` (an async job) → ``succeeded`` | ``failed`` | ``unknown_result``."""
+
+PROJECTION_TABLES = (
+    *PROJECTION_TABLES,
+    projects,
+    project_members,
+    capability_states,
+    policy_rules,
+    invocations,
+    approvals,
+    standing_permissions,
+    grants,
+    executions,
+)
+
+provider_credentials = Table(
+    "provider_credentials",
+    metadata,
+    Column("provider", String(64), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("sealed", Text, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    PrimaryKeyConstraint("provider", "instance"),
+)
+"""What the hub holds to reach a provider's system, sealed at rest (``sealed.Keyring``):
+injected per execution, never shown to an agent, a browser or a log. Not event-sourced."""
+
 
 # --- secrets and sessions (not event-sourced; only hashes are stored) ---------------------
 

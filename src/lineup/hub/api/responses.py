@@ -164,6 +164,8 @@ class Conversation(View):
     created_at: Timestamp | None
     updated_at: Timestamp | None
     last_sequence: int | None
+    project_id: str | None = None
+    """The project it belongs to; absent or null for a personal conversation."""
 
 
 class Conversations(View):

@@ -61,6 +61,7 @@ def conversation(c: Conversation) -> dict[str, Any]:
         "createdAt": iso(c.created_at),
         "updatedAt": iso(c.updated_at),
         "lastSequence": c.last_sequence,
+        "projectId": c.project_id,
     }
 
 

@@ -31,6 +31,8 @@ TASK_FILTERS: dict[str, tuple[str, ...] | None] = {
 class NewConversation(Body):
     title: Annotated[str, Field(min_length=1, max_length=500)]
     agent_ids: Annotated[list[str], Field(default_factory=list, max_length=20)]
+    project_id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    """The project it belongs to (its agents may then propose changes); none: personal."""
 
 
 class NewMessage(ev.MessageCreate):
@@ -92,7 +94,7 @@ async def create_conversation(
 ) -> dict[str, Any]:
     recorded = await hub.recorder.run(
         lambda w: commands.create_conversation(
-            w, person, body.title.strip(), body.agent_ids, event_id=key
+            w, person, body.title.strip(), body.agent_ids, event_id=key, project_id=body.project_id
         )
     )
     return await get_conversation(recorded.value, hub, person)
