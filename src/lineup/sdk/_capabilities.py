@@ -47,7 +47,7 @@ from lineup.protocol.capabilities import (
 )
 from lineup.protocol.errors import ErrorCode, LineupError, error_from_code
 from lineup.sdk._errors import JournalMismatch
-from lineup.sdk._journal import Journal, Runtime, build_payload, derive_id
+from lineup.sdk._journal import Journal, Runtime, build_payload
 
 ANSWER_PREFIX = "cap:"
 """Invocation results share the journal's answers table with interactions, under this prefix."""
@@ -226,7 +226,7 @@ class Capabilities:
             envelope = runtime.make_envelope(
                 "capability.invoke",
                 payload,
-                envelope_id=derive_id("evt", runtime.agent_id, "capability.invoke", own),
+                envelope_id=self._journal.derive("evt", index),
                 task_id=self._task_id,
                 conversation_id=self._conversation_id,
             )

@@ -355,5 +355,50 @@ async def test_an_invocation_named_by_the_handler_keeps_its_outcome_for_a_later_
         hub.deliver_message("publish it again")
         await hub.wait_for(lambda: len(outcomes) == 2)
     assert [o.output for o in outcomes] == [{"version": 8}, {"version": 8}]
-    assert len(hub.invokes()) == 1  # the second invoke is the same one: nothing ran again
-    assert len(hub.effects_of("capability.result")) == 0  # (results are the hub's, not effects)
+    [invoke] = hub.invokes()  # the second invoke is the same invocation: nothing ran again
+    [again] = hub.duplicates
+    assert again.payload == invoke.payload and again.id != invoke.id  # another message's step
+
+
+async def test_a_resumed_wait_hears_the_same_statuses_so_what_on_status_said_is_not_repeated(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    hub.capability_script[PUBLISH] = [{"status": "waiting_for_approval", "approvalId": "apr_1"}]
+
+    async def handle(ctx: TaskContext) -> str:
+        async def tell(outcome: InvocationOutcome) -> None:
+            await ctx.say(f"Waiting for approval {outcome.approval_id}", chunk=0)
+
+        outcome = await ctx.invoke(PUBLISH, {"draftId": "d1"}, on_status=tell)
+        await ctx.say(f"Ended {outcome.status.value}", chunk=0)
+        return outcome.status.value
+
+    first = make_agent()
+    first.task(handle)
+    first_run = asyncio.create_task(first.run())
+    task_id = hub.assign_task()
+    await hub.wait_for(lambda: hub.effects_of("message.create"))
+    await first.drain()
+    await crash(first_run)
+    hub.capability_result(hub.invokes()[0], "succeeded", output={"version": 8})
+
+    second = make_agent()
+    second.task(handle)
+    async with running(second):
+        await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
+    said = [e.payload["content"] for e in hub.effects_of("message.create")]
+    assert said == ["Waiting for approval apr_1", "Ended succeeded"]
+
+
+async def test_a_task_cancelled_while_its_write_waits_for_approval_ends_cancelled(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    hub.capability_script[PUBLISH] = [{"status": "waiting_for_approval", "approvalId": "apr_1"}]
+    agent = make_agent()
+    seen = one_invoke(hub, agent, PUBLISH, {"draftId": "d1"})
+    async with running(agent):
+        task_id = hub.assign_task()
+        await hub.wait_for(lambda: seen["statuses"])
+        hub.cancel(task_id)
+        await hub.wait_for(lambda: hub.final_status(task_id) == "cancelled")
+    assert "outcome" not in seen
