@@ -27,9 +27,11 @@ token (and connects to the hub when the configuration names one). See
 ``docs/direct-mode.md``.
 """
 
+from lineup.protocol.capabilities import CapabilitySpec
 from lineup.sdk._agent import Agent
 from lineup.sdk._answers import Answered, Approval, Choice, InputAnswer, Review
 from lineup.sdk._backoff import Backoff
+from lineup.sdk._capabilities import Capabilities, InvocationOutcome, StatusCallback
 from lineup.sdk._config import AgentConfig, agent_home, default_credentials_path
 from lineup.sdk._context import MessageContext, TaskContext
 from lineup.sdk._direct import (
@@ -73,6 +75,8 @@ __all__ = [
     "Calculator",
     "Canvas",
     "CanvasTool",
+    "Capabilities",
+    "CapabilitySpec",
     "Choice",
     "Connection",
     "ConnectionRefusedByHub",
@@ -83,6 +87,7 @@ __all__ = [
     "HubProblem",
     "InputAnswer",
     "InteractionExpired",
+    "InvocationOutcome",
     "JournalMismatch",
     "MessageContext",
     "MessageHandler",
@@ -90,6 +95,7 @@ __all__ = [
     "RequestEnded",
     "RequestWithdrawn",
     "Review",
+    "StatusCallback",
     "TaskCancelled",
     "TaskContext",
     "TaskHandler",

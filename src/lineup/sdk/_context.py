@@ -56,6 +56,12 @@ from lineup.sdk._answers import (
     input_from,
     review_from,
 )
+from lineup.sdk._capabilities import (
+    Capabilities,
+    CapabilityRuntime,
+    InvocationOutcome,
+    StatusCallback,
+)
 from lineup.sdk._errors import TaskCancelled
 from lineup.sdk._journal import Journal, Runtime, build_payload, json_value
 from lineup.sdk._tools import ToolRuntime, Tools
@@ -105,6 +111,12 @@ class TaskContext:
         # calls carry this task; each is a journaled step of the handler
         self.tools: Tools = Tools(
             lambda: cast(ToolRuntime, runtime),
+            journal=self._journal,
+            task_id=self.task_id,
+            conversation_id=self.conversation_id,
+        )
+        self.capabilities: Capabilities = Capabilities(
+            lambda: cast(CapabilityRuntime, runtime),
             journal=self._journal,
             task_id=self.task_id,
             conversation_id=self.conversation_id,
@@ -242,6 +254,33 @@ class TaskContext:
         result = json_value(value)
         self._journal.commit(index, "step", name, result, None)
         return cast(T, result)
+
+    async def invoke(
+        self,
+        capability: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        instance: str | None = None,
+        invocation_id: str | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> InvocationOutcome:
+        """Invoke a governed capability in the task's conversation and wait for its outcome
+        (across reconnects and restarts); a write waits for a person's approval first.
+
+        ``on_status`` hears ``waiting_for_approval`` and ``accepted``; the outcome is the
+        terminal status — check ``.succeeded`` or call ``.raise_for_status()``. A refusal by
+        the hub (unknown capability, bad params, not allowed) raises at once. See
+        :meth:`Capabilities.invoke <lineup.sdk.Capabilities.invoke>`.
+        """
+        if self.cancelled.is_set():
+            raise TaskCancelled(f"Task {self.task_id} was cancelled: {self.cancel_reason or ''}")
+        return await self.capabilities.invoke(
+            capability,
+            params,
+            instance=instance,
+            invocation_id=invocation_id,
+            on_status=on_status,
+        )
 
     # --- questions ------------------------------------------------------------------------
 
@@ -456,6 +495,12 @@ class MessageContext:
             task_id=self.task_id,
             conversation_id=self.conversation_id,
         )
+        self.capabilities: Capabilities = Capabilities(
+            lambda: cast(CapabilityRuntime, runtime),
+            journal=self._journal,
+            task_id=self.task_id,
+            conversation_id=self.conversation_id,
+        )
 
     def __repr__(self) -> str:
         return f"MessageContext(message_id={self.message_id!r}, content={self.content[:40]!r})"
@@ -471,6 +516,25 @@ class MessageContext:
     ) -> UploadedFile:
         """Store a file in the hub; see :meth:`TaskContext.upload`."""
         return await _upload(self._runtime, self._journal, name, content, mime_type)
+
+    async def invoke(
+        self,
+        capability: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        instance: str | None = None,
+        invocation_id: str | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> InvocationOutcome:
+        """Invoke a governed capability in the message's conversation (its task's, when it
+        is about one) and wait for its outcome; see :meth:`TaskContext.invoke`."""
+        return await self.capabilities.invoke(
+            capability,
+            params,
+            instance=instance,
+            invocation_id=invocation_id,
+            on_status=on_status,
+        )
 
 
 async def _upload(

@@ -17,11 +17,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from lineup.protocol.builtin_tools import ToolCancel
+from lineup.protocol.capabilities import (
+    CapabilityListing,
+    CapabilityListQuery,
+    CapabilityResult,
+    CapabilitySpec,
+)
 from lineup.protocol.codec import encode
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import InteractionResolved
 from lineup.protocol.ids import new_id
 from lineup.protocol.tools import ToolList, ToolResult
+from lineup.sdk._capabilities import StatusCallback
 from lineup.sdk._downlink import Downlink
 from lineup.sdk._journal import derive_id
 from lineup.sdk._link import Link
@@ -54,9 +61,10 @@ class Core:
             lambda: self.store, self._requests, settings.backoff, settings.answer_timeout
         )
         self._runners = Runners(self, task_handler, message_handler, lambda: self._shutting_down)
+        self._downlink = Downlink(lambda: self.store, self._requests, self._runners)
         self._link = Link(
             settings,
-            Downlink(lambda: self.store, self._requests, self._runners),
+            self._downlink,
             self._outbox,
             self._tool_query,
             lambda: self._shutting_down,
@@ -144,6 +152,30 @@ class Core:
     def forget_tool_call(self, scope: str, call_id: str) -> None:
         """A call's result was used and nothing will ask for it again: drop its records."""
         self.store.forget(scope, [ANSWER_PREFIX + call_id])
+
+    # the CapabilityRuntime protocol of lineup.sdk._capabilities
+
+    async def query_capabilities(
+        self, task_id: str | None, conversation_id: str | None
+    ) -> list[CapabilitySpec]:
+        def make() -> tuple[Envelope, str]:
+            query = self.make_envelope(
+                "capability.list",
+                CapabilityListQuery(),
+                envelope_id=new_id("evt"),
+                task_id=task_id,
+                conversation_id=conversation_id,
+            )
+            return query, encode(query)
+
+        listing = await self._link.query(make, self._downlink.capability_lists, "the capabilities")
+        assert isinstance(listing, CapabilityListing)
+        return list(listing.capabilities)
+
+    async def wait_invocation(
+        self, invocation_id: str, on_status: StatusCallback | None
+    ) -> CapabilityResult:
+        return await self._requests.wait_invocation(invocation_id, on_status)
 
     # --- lifecycle ------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lineup.protocol.builtin_tools import ToolCancel
+from lineup.protocol.capabilities import CapabilityListing, CapabilityResult
 from lineup.protocol.codec import encode
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import (
@@ -43,6 +44,8 @@ class Downlink:
         self.runners = runners
         self.tool_lists: dict[str, list[dict[str, Any]]] = {}
         """Answers to ``tool.list`` queries, by the query's id."""
+        self.capability_lists: dict[str, CapabilityListing] = {}
+        """Answers to ``capability.list`` queries, by the query's id."""
 
     @property
     def store(self) -> StateStore:
@@ -51,6 +54,11 @@ class Downlink:
     def handle(self, envelope: Envelope, payload: Any) -> None:
         sequence = envelope.sequence
         store = self.store
+        if isinstance(payload, CapabilityResult):
+            # before the cursor check: a status replayed after a resent invoke still reaches a
+            # wait that has not heard it (a status is kept once, so a replay changes nothing)
+            self.requests.capability_result(envelope, payload)
+            return
         if sequence is not None and sequence <= store.cursor:
             logger.debug("already handled %s #%d", envelope.type, sequence)
             return
@@ -73,6 +81,8 @@ class Downlink:
             self.requests.tool_result(envelope, payload)
         elif isinstance(payload, ToolList) and envelope.correlation_id is not None:
             self.tool_lists[envelope.correlation_id] = [t.wire() for t in payload.tools]
+        elif isinstance(payload, CapabilityListing) and envelope.correlation_id is not None:
+            self.capability_lists[envelope.correlation_id] = payload
         else:
             logger.debug("nothing to do for %s", envelope.type)
             store.advance(sequence)

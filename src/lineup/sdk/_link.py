@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import error_from_code
@@ -136,9 +136,18 @@ class Link:
     async def query_tools(self) -> list[dict[str, Any]]:
         """Ask the hub which tools the apps offer (``tool.list``); retried on a new
         connection if this one ends before the answer."""
+        listed = await self.query(self._make_query, self._downlink.tool_lists, "the tools")
+        return cast(list[dict[str, Any]], listed)
+
+    async def query(
+        self, make_query: Callable[[], tuple[Envelope, str]], answers: dict[str, Any], what: str
+    ) -> Any:
+        """Send a query made by ``make_query`` and return the frame the hub answers it with,
+        which the downlink files in ``answers`` under the query's id before the hub acks the
+        query; asked again on a new connection if this one ends before the answer."""
         while True:
             if self._shutting_down() or self._stop.is_set():
-                raise RuntimeError("The agent stopped before the hub listed the tools.")
+                raise RuntimeError(f"The agent stopped before the hub listed {what}.")
             connected = asyncio.ensure_future(self.connected.wait())
             stopped = asyncio.ensure_future(self._stop.wait())
             await asyncio.wait([connected, stopped], return_when=asyncio.FIRST_COMPLETED)
@@ -147,14 +156,14 @@ class Link:
             connection = self._conn
             if connection is None or not self.connected.is_set():
                 continue
-            query, text = self._make_query()
+            query, text = make_query()
             answer = self._expect_answer(query.id)
             try:
                 await connection.send(text)
             except TransportClosed:
                 continue
             await asyncio.wait([answer], timeout=self._settings.answer_timeout)
-            listed = self._downlink.tool_lists.pop(query.id, None)
+            listed = answers.pop(query.id, None)
             if not answer.done() or answer.cancelled():
                 continue
             frame = answer.result()

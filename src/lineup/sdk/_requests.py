@@ -1,4 +1,5 @@
-"""What handlers wait for from the hub: their events settled, people's answers, tool results.
+"""What handlers wait for from the hub: their events settled, people's answers, tool results,
+where their capability invocations are.
 
 An answer is kept in the state file when it arrives (so a handler resumed after a restart
 finds it) and handed to whoever waits now. A request the hub withdrew or let expire is told
@@ -13,11 +14,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from lineup.protocol.capabilities import TERMINAL_STATUSES, CapabilityResult, InvocationStatus
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import ErrorCode, LineupError, error_from_code
 from lineup.protocol.events import InteractionExpiry, InteractionResolved
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.tools import ToolResult
+from lineup.sdk._capabilities import ANSWER_PREFIX as INVOCATION_PREFIX
+from lineup.sdk._capabilities import PASSING_STATUSES, StatusCallback, report_status
 from lineup.sdk._errors import InteractionExpired, RequestWithdrawn
 from lineup.sdk._state import OutboxEntry, StateStore, Step
 from lineup.sdk._tools import ANSWER_PREFIX, dump_result, parse_result
@@ -39,6 +43,8 @@ class Requests:
         self._expired: dict[str, datetime] = {}
         """Interactions the hub said expired, for a wait that starts after it said so."""
         self._tool_results: Waiters[ToolResult] = Waiters()
+        self._invocations: dict[str, list[asyncio.Queue[CapabilityResult]]] = {}
+        """Each wait for an invocation hears every status as it arrives, in order."""
 
     @property
     def store(self) -> StateStore:
@@ -131,6 +137,55 @@ class Requests:
         """The agent is stopping: agent-level calls stop waiting."""
         self._tool_results.cancel_all()
 
+    # --- capability invocations -------------------------------------------------------------
+
+    async def wait_invocation(
+        self, invocation_id: str, on_status: StatusCallback | None
+    ) -> CapabilityResult:
+        """The invocation's terminal result: kept in the state file when it arrived, or
+        awaited.
+
+        Every status it passed through before its end goes to ``on_status``, once per wait and
+        in order, including those that arrived before the wait began: a resumed handler hears
+        the same statuses as the run it resumes, so what it does on hearing them (a journaled
+        ``say``) replays as it first ran."""
+        queue: asyncio.Queue[CapabilityResult] = asyncio.Queue()
+        self._invocations.setdefault(invocation_id, []).append(queue)
+        try:
+            reported: set[InvocationStatus] = set()
+            for status in PASSING_STATUSES:
+                stored = self.store.answer(_passing_key(invocation_id, status))
+                if stored is not None:
+                    reported.add(status)
+                    await report_status(on_status, CapabilityResult.model_validate_json(stored))
+            while True:
+                final = self.store.answer(INVOCATION_PREFIX + invocation_id)
+                if final is not None:
+                    return CapabilityResult.model_validate_json(final)
+                heard = await queue.get()
+                if heard.status not in TERMINAL_STATUSES and heard.status not in reported:
+                    reported.add(heard.status)
+                    await report_status(on_status, heard)
+        finally:
+            waiting = self._invocations.get(invocation_id)
+            if waiting is not None and queue in waiting:
+                waiting.remove(queue)
+                if not waiting:
+                    del self._invocations[invocation_id]
+
+    def capability_result(self, envelope: Envelope, payload: CapabilityResult) -> None:
+        """Keep each status the first time it is heard (the first terminal one is final) and
+        tell whoever waits; a replayed one changes nothing."""
+        if payload.status in TERMINAL_STATUSES:
+            key = INVOCATION_PREFIX + payload.invocation_id
+        else:
+            key = _passing_key(payload.invocation_id, payload.status)
+        raw = payload.model_dump_json(by_alias=True, exclude_none=True)
+        if self.store.remember_answer(envelope.sequence, key, raw):
+            logger.info("invocation %s: %s", payload.invocation_id, payload.status.value)
+        for queue in self._invocations.get(payload.invocation_id, ()):
+            queue.put_nowait(payload)
+
     # --- withdrawn requests -----------------------------------------------------------------
 
     def withdrawn(self, sequence: int | None, request_id: str, reason: str | None) -> None:
@@ -146,6 +201,10 @@ class Requests:
         reason = self.store.answer(WITHDRAWN_PREFIX + request_id)
         if reason is not None:
             raise RequestWithdrawn(request_id, reason or None)
+
+
+def _passing_key(invocation_id: str, status: InvocationStatus) -> str:
+    return f"{INVOCATION_PREFIX}{invocation_id}:{status.value}"
 
 
 def recorded_error(error: dict[str, Any] | None) -> LineupError:

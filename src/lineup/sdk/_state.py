@@ -8,7 +8,8 @@ Four things live here, and every change that belongs together is one transaction
 * the **jobs** — each ``task.assigned`` (and each ``message.delivered`` a handler takes) as it
   arrived, so unfinished handlers are resumed at start even if the hub replays nothing;
 * the **journal** — the steps each handler took, with their results, so a resumed handler
-  fast-forwards instead of acting twice; and the **answers** to interactions as they arrive.
+  fast-forwards instead of acting twice; and the **answers** to interactions, tool calls and
+  capability invocations as they arrive.
 
 Calls are synchronous and short; the SDK makes them from its event loop thread only.
 """
@@ -253,6 +254,20 @@ class StateStore:
                     self._db.execute(
                         "DELETE FROM answers WHERE interaction_id = ?",
                         (f"tool:{recorded['callId']}",),
+                    )
+            # invocations' statuses under "cap:<invocation_id>[:<status>]", unless the handler
+            # named the invocation itself: then a later invoke with that id finds them here
+            invoked = self._db.execute(
+                "SELECT result FROM steps WHERE scope = ? AND kind = 'capability.invoke'",
+                (scope,),
+            ).fetchall()
+            for (result,) in invoked:
+                recorded = json.loads(result)
+                if isinstance(recorded, dict) and not recorded.get("keep"):
+                    key = f"cap:{recorded['invocationId']}"
+                    self._db.execute(
+                        "DELETE FROM answers WHERE interaction_id IN (?, ?, ?)",
+                        (key, f"{key}:waiting_for_approval", f"{key}:accepted"),
                     )
             self._db.execute("DELETE FROM steps WHERE scope = ?", (scope,))
             self._db.execute(

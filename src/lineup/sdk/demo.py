@@ -6,6 +6,13 @@ as an artifact people can open, posts a result message and ends ``succeeded``. I
 rejects, it says so and stops the task cleanly (``cancelled``, nothing changed). It replies to
 follow-up messages too.
 
+A task or message about scheduling (it mentions "schedule" or 排产) runs the scheduling
+scenario instead, through the hub's governed capabilities: it lists what it may use there,
+reads the open orders and the machines' load, makes a trial schedule, reports the late
+orders and the busiest machines, then asks to publish the trial — which waits for a person
+to approve it on the confirm card — and says how that ended (published, rejected, or stale
+because the schedule changed meanwhile). Where no scheduling capability is granted it says so.
+
 First run — pair with a code from LineUp (Agents → Connect my agent)::
 
     lineup demo-agent --hub http://127.0.0.1:8000 --code ABCD-EFGH
@@ -24,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -33,8 +41,10 @@ from typing import Any
 from lineup.sdk import (
     Agent,
     AgentConfig,
+    CapabilitySpec,
     ConnectionRefusedByHub,
     DirectModeError,
+    InvocationOutcome,
     MessageContext,
     PairingFailed,
     TaskContext,
@@ -44,6 +54,157 @@ from lineup.sdk import (
 )
 
 logger = logging.getLogger("demo_agent")
+
+ORDERS_QUERY = "scheduling.orders.query"
+RESOURCES_LOAD = "scheduling.resources.load"
+SCHEDULE_PREVIEW = "scheduling.schedule.preview"
+SCHEDULE_PUBLISH = "scheduling.schedule.publish"
+SCHEDULING_READS = (ORDERS_QUERY, RESOURCES_LOAD, SCHEDULE_PREVIEW)
+
+_ABOUT_SCHEDULING = re.compile(r"schedul|排产|排程", re.IGNORECASE)
+
+HORIZON_DAYS = 14
+
+
+def about_scheduling(*texts: str | None) -> bool:
+    """Whether a task or message asks about production scheduling."""
+    return any(text and _ABOUT_SCHEDULING.search(text) for text in texts)
+
+
+class ScenarioEnded(Exception):
+    """The scheduling scenario stopped early; ``summary`` says why (already told)."""
+
+    def __init__(self, summary: str) -> None:
+        super().__init__(summary)
+        self.summary = summary
+
+
+async def run_scheduling(ctx: TaskContext | MessageContext) -> str:
+    """The scheduling scenario in a task or a message's conversation; returns a summary.
+
+    Raises :class:`ScenarioEnded` when it stopped without publishing (a read that failed, a
+    rejection, a stale trial, an unknown result), after saying why in the conversation.
+    """
+    specs = {spec.id: spec for spec in await ctx.capabilities.list()}
+    missing = [name for name in SCHEDULING_READS if name not in specs]
+    if missing:
+        known = any(name.startswith("scheduling.") for name in specs)
+        if known:
+            text = (
+                "I can see part of the scheduling system here, but not "
+                + ", ".join(missing)
+                + ", so I cannot make a trial schedule. An admin can grant it in the "
+                "project's policy."
+            )
+        else:
+            text = (
+                "Sorry — I have no access to a scheduling system in this conversation. "
+                "Ask me in a project whose policy grants the scheduling capabilities."
+            )
+        await ctx.say(text, chunk=0)
+        return "No scheduling capabilities here"
+
+    async def read(name: str, params: dict[str, Any]) -> dict[str, Any]:
+        outcome = await ctx.invoke(name, params, instance=_instance(specs[name]))
+        if not outcome.succeeded or outcome.output is None:
+            await ctx.say(f"I could not read {name}: {_problem(outcome)}", chunk=0)
+            raise ScenarioEnded(f"{name} {outcome.status.value}")
+        return outcome.output
+
+    orders = (await read(ORDERS_QUERY, {"status": "open"})).get("orders", [])
+    load = await read(RESOURCES_LOAD, {})
+    trial = await read(SCHEDULE_PREVIEW, {"horizonDays": HORIZON_DAYS})
+    draft_id, based_on = trial["draftId"], trial["basedOnVersion"]
+    await ctx.say(_report(orders, load, trial), chunk=0)
+
+    publish = specs.get(SCHEDULE_PUBLISH)
+    if publish is None:
+        await ctx.say(
+            f"I may not publish schedules here, so trial {draft_id} stays a draft. In a "
+            "project conversation that allows publishing I can ask for approval.",
+            chunk=0,
+        )
+        return f"Trial {draft_id} ready; not published"
+
+    def heard(outcome: InvocationOutcome) -> None:
+        logger.info("publishing %s: %s", draft_id, outcome.status.value)
+
+    outcome = await ctx.invoke(
+        SCHEDULE_PUBLISH,
+        {"draftId": draft_id, "basedOnVersion": based_on},
+        instance=_instance(publish),
+        on_status=heard,
+    )
+    if outcome.succeeded:
+        version = (outcome.output or {}).get("publishedVersion")
+        await ctx.say(f"Published: trial {draft_id} is now schedule version {version}.", chunk=0)
+        return f"Published schedule version {version}"
+    code = outcome.error.code if outcome.error is not None else None
+    if outcome.status.value == "unknown_result":
+        await ctx.say(
+            f"I cannot tell whether trial {draft_id} was published: the scheduling system "
+            "did not answer in time. Please check its current version before trying again.",
+            chunk=0,
+        )
+        raise ScenarioEnded("Publishing: unknown result")
+    if code == "conflict":
+        text = (
+            f"Not published: the schedule changed after trial {draft_id} was made (it was "
+            f"based on version {based_on}). Ask me again for a fresh trial."
+        )
+    elif outcome.status.value == "rejected" and code == "unavailable":
+        text = f"Not published: nobody approved trial {draft_id} in time."
+    elif outcome.status.value == "rejected":
+        text = f"Not published: {_problem(outcome)}"
+    else:
+        text = f"Publishing trial {draft_id} failed: {_problem(outcome)}"
+    await ctx.say(text, chunk=0)
+    raise ScenarioEnded(f"Not published ({outcome.status.value})")
+
+
+def _instance(spec: CapabilitySpec) -> str | None:
+    """The provider's instance: left to the hub when there is one, else the first."""
+    return spec.instances[0] if len(spec.instances) > 1 else None
+
+
+def _problem(outcome: InvocationOutcome) -> str:
+    if outcome.error is not None:
+        return outcome.error.message
+    return f"it ended {outcome.status.value}."
+
+
+def _report(orders: list[dict[str, Any]], load: dict[str, Any], trial: dict[str, Any]) -> str:
+    names = {r.get("id"): r.get("name") or r.get("id") for r in load.get("resources", [])}
+    late = trial.get("lateOrders", [])
+    lines = [
+        f"{len(orders)} open order(s). Trial schedule {trial['draftId']} over {HORIZON_DAYS} "
+        f"days, based on version {trial['basedOnVersion']}:"
+    ]
+    if late:
+        lines.append(f"{len(late)} order(s) would be late:")
+        for order in late[:10]:
+            finish = order.get("finishDate") or "not within the horizon"
+            days = order.get("daysLate")
+            behind = f", {days} day(s) late" if days is not None else ""
+            lines.append(f"- {order['orderId']}: due {order['dueDate']}, done {finish}{behind}")
+    else:
+        lines.append("no order would be late.")
+    busiest = sorted(trial.get("load", []), key=lambda d: d.get("loadPercent", 0), reverse=True)
+    if busiest:
+        peaks = ", ".join(
+            f"{names.get(d['resourceId'], d['resourceId'])} {d['loadPercent']:.0f}% on {d['date']}"
+            for d in busiest[:3]
+        )
+        lines.append(f"Busiest under the trial: {peaks}.")
+    now = sorted(load.get("load", []), key=lambda d: d.get("loadPercent", 0), reverse=True)
+    if now:
+        top = now[0]
+        name = names.get(top["resourceId"], top["resourceId"])
+        lines.append(
+            f"Under the published schedule (version {load.get('scheduleVersion')}) the "
+            f"busiest is {name} at {top['loadPercent']:.0f}% on {top['date']}."
+        )
+    return "\n".join(lines)
 
 
 def build_agent(
@@ -69,6 +230,13 @@ def build_agent(
 
     @agent.task
     async def handle(ctx: TaskContext) -> str:
+        if about_scheduling(ctx.title, ctx.description):
+            await ctx.progress(10, "Looking at the schedule")
+            try:
+                return await run_scheduling(ctx)
+            except ScenarioEnded as ended:
+                raise TaskStopped(ended.summary) from None
+
         await ctx.progress(10, "Reading the request")
         await asyncio.sleep(work_seconds)
 
@@ -102,6 +270,10 @@ def build_agent(
 
     @agent.on_message
     async def on_message(message: MessageContext) -> None:
+        if about_scheduling(message.content):
+            with contextlib.suppress(ScenarioEnded):  # it said why
+                await run_scheduling(message)
+            return
         await message.say(f"Noted: “{message.content}”.", chunk=0)
 
     return agent

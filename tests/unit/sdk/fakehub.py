@@ -21,6 +21,13 @@ Tools: a ``tool.list`` query is answered with a ``tool.list`` frame (correlated
 to the query) from ``tool_catalogue``, then acked; ``tool.call`` and ``tool.cancel`` are
 recorded like any event; :meth:`FakeHub.answer_tool` sends the downlink ``tool.result``.
 
+Capabilities: a ``capability.list`` query is answered with a ``capability.list`` frame
+(correlated to the query) from ``capability_catalogue``, then acked; a ``capability.invoke``
+is recorded and acked, then answered with the ``capability.result`` frames scripted for its
+capability in ``capability_script`` (after the ack, as the hub does); the same
+``invocationId`` again is a duplicate (same content, the first sequence) or a ``conflict``.
+:meth:`FakeHub.capability_result` sends a further status.
+
 Uploads: :attr:`FakeHub.http` is an ``httpx.MockTransport`` for the agent's HTTP that stores
 ``POST /api/agent/artifacts`` bodies in :attr:`FakeHub.files` (one per idempotency key, as
 the hub does) and can fail the next uploads with a status (``fail_uploads``).
@@ -127,6 +134,12 @@ class FakeHub:
         self.refuse: dict[str, list[ErrorCode]] = {}
         self.tool_catalogue: list[dict[str, Any]] = [dict(d) for d in BUILTIN_DEFINITIONS]
         self.tool_queries: list[Envelope] = []
+        self.capability_catalogue: list[dict[str, Any]] = []
+        self.project_id: str | None = "proj_plant"
+        self.capability_queries: list[Envelope] = []
+        self.capability_script: dict[str, list[dict[str, Any]]] = {}
+        self.invocations: dict[str, Envelope] = {}
+        self._after_flush: list[Callable[[], object]] = []
         self._waiters: list[asyncio.Future[None]] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.upload_attempts: list[httpx.Request] = []
@@ -207,6 +220,9 @@ class FakeHub:
                 self.received.append(event.envelope)
                 self._event(connection, event.envelope)
         connection.flush()
+        later, self._after_flush = self._after_flush, []
+        for action in later:
+            action()
         self.notify()
 
     def _event(self, connection: FakeConnection, envelope: Envelope) -> None:
@@ -222,6 +238,16 @@ class FakeHub:
             answer = self._envelope("tool.list", {"tools": self.tool_catalogue})
             session.send_event(answer.model_copy(update={"correlation_id": envelope.id}))
             session.answer(envelope.id)
+        elif envelope.type == "capability.list":  # a query, never recorded
+            self.capability_queries.append(envelope)
+            listing = self._envelope(
+                "capability.list",
+                {"capabilities": self.capability_catalogue, "projectId": self.project_id},
+            )
+            session.send_event(listing.model_copy(update={"correlation_id": envelope.id}))
+            session.answer(envelope.id)
+        elif envelope.type == "capability.invoke" and self._invoked_before(connection, envelope):
+            pass
         elif envelope.id in self.seen:
             self.duplicates.append(envelope)
             session.answer(envelope.id, sequence=self.seen[envelope.id], duplicate=True)
@@ -240,11 +266,37 @@ class FakeHub:
             self.sequence += 1
             self.seen[envelope.id] = self.sequence
             self.effects.append(envelope)
+            if envelope.type == "capability.invoke":
+                self.invocations[envelope.payload["invocationId"]] = envelope
+                for fields in self.capability_script.get(envelope.payload["capability"], []):
+                    self._after_flush.append(
+                        lambda fields=fields: self.capability_result(envelope, **fields)
+                    )
             if self.drop_after.get(envelope.type, 0) > 0:
                 self.drop_after[envelope.type] -= 1
                 connection.shut(1006, "dropped by the test before the ack")
             else:
                 session.answer(envelope.id, sequence=self.sequence)
+
+    def _invoked_before(self, connection: FakeConnection, envelope: Envelope) -> bool:
+        """The hub's rule for invocation ids: the same invoke again is a duplicate, the same
+        id for another one a conflict; either way nothing runs."""
+        first = self.invocations.get(envelope.payload["invocationId"])
+        if first is None:
+            return False
+        if dict(first.payload) != dict(envelope.payload):
+            connection.push(
+                ErrorFrame(
+                    id=envelope.id,
+                    code=ErrorCode.CONFLICT,
+                    message="This invocationId was used for another invoke.",
+                    details={"reason": "id_reused"},
+                )
+            )
+            return True
+        self.duplicates.append(envelope)
+        connection.session.answer(envelope.id, sequence=self.seen[first.id], duplicate=True)
+        return True
 
     def _hello(self, connection: FakeConnection, hello: AgentHello) -> None:
         session = connection.session
@@ -394,6 +446,29 @@ class FakeHub:
             payload,
             task_id=call.task_id,
             conversation_id=call.conversation_id,
+        )
+
+    def invokes(self) -> list[Envelope]:
+        return self.effects_of("capability.invoke")
+
+    async def next_invoke(self, count: int) -> Envelope:
+        """Wait for the ``count``-th invoke the hub recorded."""
+        await self.wait_for(lambda: len(self.invokes()) >= count)
+        return self.invokes()[count - 1]
+
+    def capability_result(self, invoke: Envelope, status: str, **fields: Any) -> Envelope:
+        """Where ``invoke`` is now: a downlink ``capability.result`` (with a sequence)."""
+        payload = {
+            "invocationId": invoke.payload["invocationId"],
+            "capability": invoke.payload["capability"],
+            "status": status,
+            **fields,
+        }
+        return self.emit(
+            "capability.result",
+            payload,
+            task_id=invoke.task_id,
+            conversation_id=invoke.conversation_id,
         )
 
     # --- what a test looks at -------------------------------------------------------------
