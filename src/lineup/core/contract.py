@@ -18,6 +18,7 @@ really performed, so run the kit on a test instance.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -288,10 +289,10 @@ class _Kit:
             return self.record(name, False, "did not raise a ProviderError")
         if outcome.error is None:
             return self.record(name, False, f"answered {type(outcome.value).__name__}")
+        passed = outcome.error.code in codes
+        expected = " or ".join(sorted(codes))
         return self.record(
-            name,
-            outcome.error.code in codes,
-            f"raised {outcome.error.code}, expected {' or '.join(sorted(codes))}",
+            name, passed, "" if passed else f"raised {outcome.error.code}, expected {expected}"
         )
 
     async def refusals(self, spec: CapabilitySpec) -> None:
@@ -458,6 +459,52 @@ class _Kit:
             await self.replay(spec, params, key, answer, output)
         found = await self.call("receipt", self.provider.receipt(self.instance, key))
         self.receipt_settles(spec, key, found, answer, output)
+        if spec.idempotent_replay:
+            await self.cut_off(spec)
+
+    async def cut_off(self, spec: CapabilitySpec) -> None:
+        """The core's path after a timeout: the call is abandoned wherever it was; the
+        receipt settles it, or (nothing was recorded) it is retried with the same key; from
+        then on the key answers the same, applied once."""
+        name = f"{spec.id}: a write cut off by a timeout is settled by its receipt or one retry"
+        params = await self.sample(spec)
+        key = self.key()
+        call = self.invocation(spec, params, key=key)
+        pending = asyncio.ensure_future(self.provider.invoke(call))
+        await asyncio.sleep(0)
+        pending.cancel()
+        try:
+            await pending
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self.bare.append(f"{spec.id} cut off: raised {type(exc).__name__} on cancellation")
+        found = await self.call("receipt", self.provider.receipt(self.instance, key))
+        if found.broken or found.error is not None:
+            self.record(name, False, "receipt() raised")
+            return
+        settled: Any = found.value.outcome if isinstance(found.value, Receipt) else None
+        if settled is None:
+            retried = await self.call(f"{spec.id} retried", self.provider.invoke(call))
+            if retried.broken or retried.error is not None:
+                code = retried.error.code if retried.error else "a bare exception"
+                self.record(name, False, f"the retry raised {code}")
+                return
+            settled = retried.value
+        output = settled.output if isinstance(settled, Completed) else None
+        if isinstance(settled, Accepted):
+            state = await self.follow(spec, settled.job_id)
+            if state is None:
+                return
+            output = state.output
+        again = await self.call(f"{spec.id} again", self.provider.invoke(call))
+        self.record(
+            name,
+            not again.broken
+            and again.error is None
+            and self.same_answer(spec, settled, output, again.value),
+            f"settled as {settled!r}, then answered {again.value or again.error!r}",
+        )
 
     def same_answer(self, spec: CapabilitySpec, first: Any, output: Any, again: Any) -> bool:
         if isinstance(again, Accepted):
