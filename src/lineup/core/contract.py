@@ -10,6 +10,11 @@ twice with one idempotency key is applied once and answered the same (the retry 
 timeout); the receipt of a key settles a call whose answer was lost and an unknown key has
 none; async writes answer ``Accepted`` and their job reaches an end; health answers ok.
 
+What the kit cannot see is the downstream system itself: that a cut-off call retried with
+its key changed the system once is the replay checks' inference from the answers, and a
+provider's own tests must prove it against its system's state (and with its own fault
+injection, for calls that hang).
+
 The kit does no I/O of its own: it only awaits the provider's methods. ``samples`` gives,
 per capability, parameters that are valid when they are used: a mapping, or an async
 function that makes them (a publish needs a draft that exists at that moment). Writes are

@@ -55,7 +55,8 @@ _INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}$")
 class Faults:
     """Ways to make the provider misbehave, for the hub's tests of timeouts and unknown
     results. A hang awaits :attr:`released` (never a timer): :meth:`release` lets every hung
-    call go on as if nothing had happened; :attr:`hanging` is set once a call is parked."""
+    call go on as if nothing had happened; :attr:`hanging` is set once a call is parked (clear
+    it to wait for the next one)."""
 
     hang_publish_after_recording: bool = False
     """A publish records its job, then hangs: a timeout's receipt finds the job."""
@@ -145,6 +146,9 @@ class SchedulingProvider:
         return await self._run(_publish_draft, store, call.instance, call.params)
 
     async def receipt(self, instance: str, idempotency_key: str) -> Receipt | None:
+        """The publish job of ``idempotency_key``: ``Completed`` with its output once it
+        succeeded, else ``Accepted`` with its job id (running, or failed: :meth:`job` tells
+        the error). Reads keep no record of their keys, so theirs are ``None``."""
         store = self._store(instance)
         job = await self._run(store.job_by_key, idempotency_key)
         if job is None:
