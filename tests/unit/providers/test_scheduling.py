@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lineup.core.provider import (
     Accepted,
@@ -586,3 +589,70 @@ async def test_calls_on_a_plant_never_set_up_are_unavailable(tmp_path: Path) -> 
 def test_an_instance_that_cannot_name_a_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         SchedulingProvider(tmp_path, {"..": "k"})
+
+
+# -- the scheduler's promises, for any plant --------------------------------------------------
+
+_DAYS = ["2026-12-07", "2026-12-08", "2026-12-09", "2026-12-10"]
+
+
+def _minute(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes) - 6 * 60
+
+
+@st.composite
+def plants(draw: st.DrawFn) -> tuple[list[Order], list[Operation], dict[str, dict[str, int]]]:
+    resources = ["r1", "r2", "r3"]
+    calendars = {
+        r: {d: draw(st.sampled_from([0, 240, 480, 960])) for d in _DAYS} for r in resources
+    }
+    orders: list[Order] = []
+    operations: list[Operation] = []
+    for n in range(draw(st.integers(0, 6))):
+        order = f"o{n}"
+        orders.append(
+            Order(order, "p", 1, draw(st.sampled_from(_DAYS)), draw(st.integers(1, 3)), "open")
+        )
+        for seq in range(draw(st.integers(1, 3))):
+            resource = draw(st.sampled_from(resources))
+            operations.append(Operation(order, (seq + 1) * 10, resource, draw(st.integers(1, 600))))
+    return orders, operations, calendars
+
+
+@given(plants())
+def test_any_plan_keeps_calendars_sequences_and_machines_free_of_overlaps(
+    plant: tuple[list[Order], list[Operation], dict[str, dict[str, int]]],
+) -> None:
+    orders, operations, calendars = plant
+    result = plan(orders=orders, operations=operations, calendars=calendars, days=_DAYS)
+    again = plan(
+        orders=list(reversed(orders)), operations=operations, calendars=calendars, days=_DAYS
+    )
+    assert again == result
+    booked: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for a in result.assignments:
+        start, end = _minute(a["start"]), _minute(a["end"])
+        assert end - start == a["minutes"]
+        assert start >= 0 and end <= calendars[a["resourceId"]][a["date"]]
+        booked.setdefault((a["resourceId"], a["date"]), []).append((start, end))
+    for spans in booked.values():
+        spans.sort()
+        assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))
+    late = {row["orderId"]: row for row in result.late_orders}
+    for order in orders:
+        planned = [a for a in result.assignments if a["orderId"] == order.id]
+        wanted = [op for op in operations if op.order_id == order.id]
+        times = [(a["date"], _minute(a["start"]), _minute(a["end"])) for a in planned]
+        assert [a["sequence"] for a in planned] == sorted(op.sequence for op in wanted)[
+            : len(planned)
+        ]
+        assert all(
+            (before[0], before[2]) <= (after[0], after[1])
+            for before, after in itertools.pairwise(times)
+        )
+        if len(planned) < len(wanted):
+            assert late[order.id]["finishDate"] is None
+        else:
+            assert (order.id in late) == (planned[-1]["date"] > order.due_date)
+    assert all(row["plannedMinutes"] <= row["availableMinutes"] for row in result.load)
