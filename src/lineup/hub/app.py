@@ -15,6 +15,7 @@ from lineup.hub.api import app_tools as tools_api
 from lineup.hub.api import auth as auth_api
 from lineup.hub.api import direct as direct_api
 from lineup.hub.api import files as files_api
+from lineup.hub.api import governance as governance_api
 from lineup.hub.api import invitations as invitations_api
 from lineup.hub.api import notifications as notifications_api
 from lineup.hub.api import openapi

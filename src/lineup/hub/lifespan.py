@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from lineup import __version__
 from lineup.hub.api import direct as direct_api
 from lineup.hub.config import Settings
+from lineup.hub.governance import providers as governance_providers
 from lineup.hub.monitor import Monitor
 from lineup.hub.recorder import Clock
 from lineup.hub.secret_keys import key_file, reseal_stored
@@ -46,6 +47,7 @@ def hub_lifespan(
             await direct_api.prepare(hub, settings.direct)
         clockwork = Monitor(hub)
         await hub.cluster.start()  # leases, Redis Streams, hole checks
+        await governance_providers.prepare(hub)
         if settings.redis_url is None:  # alone: what a previous run left is this node's
             await hub.governance.start()
         monitor = asyncio.create_task(clockwork.run(), name="lineup-monitor")

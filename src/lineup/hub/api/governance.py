@@ -495,7 +495,7 @@ async def change_project(
 
 @router.put(
     "/projects/{project_id}/members/{user_id}",
-    **answers(ProjectDetail, 400, 401, 403, 404, 409),
+    **answers(ProjectDetail, 400, 401, 403, 404, 409, 413),
 )
 async def set_member(
     project_id: Id, user_id: Id, body: MemberRole, hub: Hub, person: Member
@@ -538,7 +538,9 @@ async def list_capabilities(hub: Hub, person: Member) -> CapabilityList:
 
 
 @router.put(
-    "/capabilities/{capability}/state", status_code=204, **answers(None, 400, 401, 403, 404)
+    "/capabilities/{capability}/state",
+    status_code=204,
+    **answers(None, 400, 401, 403, 404, 413),
 )
 async def switch_capability(
     capability: Annotated[str, Path(min_length=1, max_length=100)],
@@ -593,7 +595,9 @@ async def remove_rule(rule_id: Id, hub: Hub, person: Member) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/permissions/{permission_id}/revoke", **answers(PermissionView, 400, 401, 403, 404))
+@router.post(
+    "/permissions/{permission_id}/revoke", **answers(PermissionView, 400, 401, 403, 404, 413)
+)
 async def revoke_permission(
     permission_id: Id, body: Revocation, hub: Hub, person: Member
 ) -> PermissionView:
@@ -674,7 +678,8 @@ async def get_approval(approval_id: Id, hub: Hub, person: Member) -> ApprovalVie
 
 
 @router.post(
-    "/approvals/{approval_id}/decision", **answers(ApprovalView, 400, 401, 403, 404, 409, 503)
+    "/approvals/{approval_id}/decision",
+    **answers(ApprovalView, 400, 401, 403, 404, 409, 413, 503),
 )
 async def decide_approval(
     approval_id: Id, body: DecisionBody, hub: Hub, person: Member
@@ -693,7 +698,9 @@ async def decide_approval(
     return await hub.store.read(lambda r: _visible_approval(r, person, approval_id))
 
 
-@router.post("/approvals/{approval_id}/handover", **answers(ApprovalView, 400, 401, 403, 404, 409))
+@router.post(
+    "/approvals/{approval_id}/handover", **answers(ApprovalView, 400, 401, 403, 404, 409, 413)
+)
 async def hand_over(approval_id: Id, body: Handover, hub: Hub, person: Member) -> ApprovalView:
     """Ask another owner or editor of the project to decide."""
     await hub.store.read(lambda r: _visible_approval(r, person, approval_id))

@@ -1,24 +1,73 @@
-"""Which providers a hub runs: the in-tree ones its settings name, and any given to it."""
+"""Which providers a hub runs: the in-tree ones its settings name, and any given to it.
+
+The in-tree scheduling provider stands for an outside system: it keeps its plants' data under
+``$LINEUP_HOME/providers/scheduling/`` and each plant's API key in a file beside its database
+(the system's own configuration, mode 0600). On first start the hub makes the demo plant and
+its key, and keeps a sealed copy of the key among the credentials it injects per execution —
+as an operator would after creating an API key in the real system.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lineup.core.provider import Provider
 from lineup.hub.config import Settings
 
+if TYPE_CHECKING:
+    from lineup.hub.state import HubState
+
 log = logging.getLogger("lineup.hub.governance")
+
+DEMO_PLANT = "plant-1"
 
 
 def configured_providers(settings: Settings) -> list[Provider]:
     providers: list[Provider] = [p for p in settings.extra_providers if isinstance(p, Provider)]
     for name in settings.providers:
-        built = _in_tree(name, settings)
-        if built is not None:
-            providers.append(built)
+        if name == "scheduling":
+            providers.append(_scheduling(settings))
+        else:
+            raise ValueError(f"LINEUP_PROVIDERS names {name!r}; the in-tree one is scheduling")
     return providers
 
 
-def _in_tree(name: str, settings: Settings) -> Provider | None:
-    log.warning("no in-tree provider named %r; skipped", name)
-    return None
+def _root(settings: Settings) -> Path:
+    return settings.home / "providers" / "scheduling"
+
+
+def _scheduling(settings: Settings) -> Provider:
+    from lineup.providers.scheduling import SchedulingProvider
+
+    root = _root(settings)
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return SchedulingProvider(root, {DEMO_PLANT: _system_key(root / f"{DEMO_PLANT}.key")})
+
+
+def _system_key(path: Path) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(key + "\n")
+    return key
+
+
+async def prepare(hub: HubState) -> None:
+    """Make the in-tree systems' demo data and hand their keys to the hub's credentials."""
+    from lineup.hub.governance import credentials
+    from lineup.providers.scheduling import SchedulingProvider
+
+    for provider in hub.governance.catalogue.providers.values():
+        if not isinstance(provider, SchedulingProvider):
+            continue
+        await provider.seed_demo(DEMO_PLANT)
+        key = _system_key(_root(hub.settings) / f"{DEMO_PLANT}.key")
+        held = await credentials.get(hub, provider.id, DEMO_PLANT)
+        if held.get("apiKey") != key:
+            await credentials.put(hub, provider.id, DEMO_PLANT, {"apiKey": key})

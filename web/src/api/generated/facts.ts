@@ -43,6 +43,61 @@ export interface AgentStatusChangedPayload {
   status: "online" | "offline";
   [k: string]: unknown;
 }
+export interface ApprovalDecidedPayload {
+  agentInvocationId: string;
+  approvalId: string;
+  by?: string;
+  byName?: string;
+  capability: string;
+  /**
+   * ``voided``: what it was bound to changed (the resource's version, the capability was
+   * disabled) before it was approved.
+   */
+  decision: "approved" | "rejected" | "expired" | "voided";
+  invocationId: string;
+  /**
+   * The standing permission granted with the approval, if any.
+   */
+  permissionId?: string;
+  reason?: string;
+  targetAgentId: string;
+  [k: string]: unknown;
+}
+export interface ApprovalHandedOverPayload {
+  approvalId: string;
+  /**
+   * The user who is now asked to decide.
+   */
+  assignee: string;
+  by: string;
+  [k: string]: unknown;
+}
+export interface ApprovalRequestedPayload {
+  agentId: string;
+  agentInvocationId: string;
+  approvalId: string;
+  capability: string;
+  draft?: {
+    [k: string]: unknown;
+  };
+  expiresAt: number;
+  impact: string;
+  instance: string;
+  invocationId: string;
+  params: {
+    [k: string]: unknown;
+  };
+  paramsDigest: string;
+  projectId: string;
+  /**
+   * The user on whose conversation the agent asked.
+   */
+  requestedFor?: string;
+  resourceVersion?: string;
+  summary: string;
+  targetAgentId: string;
+  [k: string]: unknown;
+}
 export interface ArtifactCreatedPayload {
   artifactId: string;
   mimeType?: string;
@@ -52,13 +107,117 @@ export interface ArtifactCreatedPayload {
   url: string;
   [k: string]: unknown;
 }
+export interface CapabilityInvokedPayload {
+  agentId: string;
+  /**
+   * The agent's own ``invocationId``.
+   */
+  agentInvocationId: string;
+  capability: string;
+  effect: "read" | "write";
+  instance: string;
+  /**
+   * The hub's id of the invocation (``ivk_…``, made from the agent and its id).
+   */
+  invocationId: string;
+  /**
+   * The user whose conversation it is (the conversation's creator).
+   */
+  onBehalfOf?: string;
+  params: {
+    [k: string]: unknown;
+  };
+  /**
+   * ``sha256:`` of the params' RFC 8785 canonical form.
+   */
+  paramsDigest: string;
+  projectId?: string;
+  [k: string]: unknown;
+}
+export interface CapabilityStateChangedPayload {
+  capability: string;
+  enabled: boolean;
+  reason?: string;
+  [k: string]: unknown;
+}
 export interface ConversationCreatedPayload {
   agentIds?: string[];
   /**
    * Absent in the oldest logs: the envelope's conversation then.
    */
   conversationId?: string;
+  /**
+   * The project it belongs to; absent for a personal conversation (read-only actions).
+   */
+  projectId?: string;
   title?: string;
+  [k: string]: unknown;
+}
+export interface ExecutionAcceptedPayload {
+  agentInvocationId: string;
+  capability: string;
+  executionId: string;
+  invocationId: string;
+  jobId: string;
+  receipt?: {
+    [k: string]: unknown;
+  };
+  targetAgentId: string;
+  [k: string]: unknown;
+}
+export interface ExecutionAttemptedPayload {
+  attempt: number;
+  detail?: string;
+  executionId: string;
+  /**
+   * What this attempt came to: ``timeout``, ``receipt_found``, a retryable error code.
+   */
+  outcome: string;
+  [k: string]: unknown;
+}
+export interface ExecutionFinishedPayload {
+  agentInvocationId: string;
+  capability: string;
+  /**
+   * ``{code, message, retryable}`` with a code of the error taxonomy.
+   */
+  error?: {
+    [k: string]: unknown;
+  };
+  executionId: string;
+  invocationId: string;
+  output?: {
+    [k: string]: unknown;
+  };
+  receipt?: {
+    [k: string]: unknown;
+  };
+  status: "succeeded" | "failed" | "unknown_result";
+  targetAgentId: string;
+  [k: string]: unknown;
+}
+export interface ExecutionStartedPayload {
+  agentInvocationId: string;
+  capability: string;
+  executionId: string;
+  expectedVersion?: string;
+  grantId?: string;
+  idempotencyKey: string;
+  instance: string;
+  invocationId: string;
+  paramsDigest: string;
+  targetAgentId: string;
+  [k: string]: unknown;
+}
+export interface GrantIssuedPayload {
+  approvalId?: string;
+  expiresAt: number;
+  grantId: string;
+  instance: string;
+  invocationId: string;
+  paramsDigest: string;
+  permissionId?: string;
+  resourceVersion?: string;
   [k: string]: unknown;
 }
 export interface InteractionCancelledPayload {
@@ -179,6 +338,90 @@ export interface ContentBlock {
   } | null;
   text?: string | null;
   type: string;
+  [k: string]: unknown;
+}
+export interface PermissionGrantedPayload {
+  approvalId?: string;
+  /**
+   * Per parameter: ``{"equals": v}``, ``{"in": [...]}`` or ``{"min": a, "max": b}``.
+   */
+  bounds: {
+    [k: string]: unknown;
+  };
+  capability: string;
+  expiresAt?: number;
+  grantedBy: string;
+  instance: string;
+  maxCalls?: number;
+  permissionId: string;
+  projectId: string;
+  [k: string]: unknown;
+}
+export interface PermissionRevokedPayload {
+  by: string;
+  permissionId: string;
+  reason?: string;
+  [k: string]: unknown;
+}
+export interface PolicyRuleRemovedPayload {
+  removedBy?: string;
+  ruleId: string;
+  [k: string]: unknown;
+}
+export interface PolicyRuleSetPayload {
+  /**
+   * A capability id, or a prefix ending in ``*`` (``scheduling.*``), or ``*``.
+   */
+  capability: string;
+  effect: "allow" | "deny";
+  /**
+   * The instance it holds for; absent for every instance.
+   */
+  instance?: string;
+  /**
+   * The project the rule holds in; absent for the whole workspace.
+   */
+  projectId?: string;
+  /**
+   * Project roles it holds for; absent for every role.
+   */
+  roles?: string[];
+  ruleId: string;
+  setBy?: string;
+  [k: string]: unknown;
+}
+export interface ProjectCreatedPayload {
+  /**
+   * The project's business context, in a person's words (shown to its agents).
+   */
+  context?: string;
+  /**
+   * The user who made it, its first owner.
+   */
+  createdBy: string;
+  name: string;
+  projectId: string;
+  workingDirectory?: string;
+  [k: string]: unknown;
+}
+export interface ProjectMemberRemovedPayload {
+  projectId: string;
+  removedBy?: string;
+  userId: string;
+  [k: string]: unknown;
+}
+export interface ProjectMemberSetPayload {
+  projectId: string;
+  role: "owner" | "editor" | "viewer";
+  setBy?: string;
+  userId: string;
+  [k: string]: unknown;
+}
+export interface ProjectUpdatedPayload {
+  context?: string;
+  name?: string;
+  projectId: string;
+  workingDirectory?: string;
   [k: string]: unknown;
 }
 export interface TaskAcceptedPayload {
@@ -302,14 +545,32 @@ export interface FactPayloads {
   "agent.renamed": AgentRenamedPayload;
   "agent.revoked": AgentRevokedPayload;
   "agent.status_changed": AgentStatusChangedPayload;
+  "approval.decided": ApprovalDecidedPayload;
+  "approval.handed_over": ApprovalHandedOverPayload;
+  "approval.requested": ApprovalRequestedPayload;
   "artifact.created": ArtifactCreatedPayload;
+  "capability.invoked": CapabilityInvokedPayload;
+  "capability.state_changed": CapabilityStateChangedPayload;
   "conversation.created": ConversationCreatedPayload;
+  "execution.accepted": ExecutionAcceptedPayload;
+  "execution.attempted": ExecutionAttemptedPayload;
+  "execution.finished": ExecutionFinishedPayload;
+  "execution.started": ExecutionStartedPayload;
+  "grant.issued": GrantIssuedPayload;
   "interaction.cancelled": InteractionCancelledPayload;
   "interaction.expired": InteractionExpiredPayload;
   "interaction.requested": InteractionRequestedPayload;
   "interaction.resolved": InteractionResolvedPayload;
   "member.joined": MemberJoinedPayload;
   "message.created": MessageCreatedPayload;
+  "permission.granted": PermissionGrantedPayload;
+  "permission.revoked": PermissionRevokedPayload;
+  "policy.rule_removed": PolicyRuleRemovedPayload;
+  "policy.rule_set": PolicyRuleSetPayload;
+  "project.created": ProjectCreatedPayload;
+  "project.member_removed": ProjectMemberRemovedPayload;
+  "project.member_set": ProjectMemberSetPayload;
+  "project.updated": ProjectUpdatedPayload;
   "task.accepted": TaskAcceptedPayload;
   "task.cancel_requested": TaskCancelRequestedPayload;
   "task.child_created": TaskChildCreatedPayload;
