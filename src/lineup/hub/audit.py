@@ -89,7 +89,9 @@ def describe(result: Verification) -> str:
         line += f"\n  {where} kind {found.kind}, subject {found.subject}"
         if found.workspace_id is not None:
             line += f", workspace {found.workspace_id}"
-    line += f"\n  {result.checked} entries before it are intact (head {result.head.hash})"
+    count = result.checked
+    intact = "1 entry before it is" if count == 1 else f"{count} entries before it are"
+    line += f"\n  {intact} intact (head {result.head.hash})"
     return line
 
 

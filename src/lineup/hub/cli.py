@@ -259,7 +259,7 @@ def _audit_export(args: argparse.Namespace) -> int:
         print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
         return 2
     if args.out is not None:
-        print(f"wrote {count} audit entries to {args.out}")
+        print(f"wrote {count} audit {'entry' if count == 1 else 'entries'} to {args.out}")
     return 0
 
 
