@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, text, update
 
 from lineup.core.audit import AuditEntry, verify
 from lineup.core.canonical import canonical
@@ -122,3 +122,22 @@ async def test_verify_exits_1_when_the_last_entry_was_deleted(
     assert result.returncode == 1
     assert result.stdout.startswith("audit chain broken at seq 3 (head_mismatch)")
     assert "removed" in result.stdout
+
+
+async def test_verify_names_an_entry_whose_data_is_no_longer_json(tmp_path: Path) -> None:
+    """SQLite keeps JSON as text, so an edit there can leave something that is not JSON."""
+    env = _env(tmp_path, None)
+    await _with_store(tmp_path, None, _three)
+    await _with_store(
+        tmp_path,
+        None,
+        lambda tx: tx.connection.execute(
+            text("UPDATE audit_entries SET data = 'not json' WHERE seq = 2")
+        ),
+    )
+    result = _run(env, "verify")
+    assert result.returncode == 1
+    assert result.stdout.startswith("audit chain broken at seq 2 (changed)")
+    assert "cannot be read" in result.stdout
+    exported = _run(env, "export")
+    assert exported.returncode == 1 and "lineup audit verify" in exported.stderr

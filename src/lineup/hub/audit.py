@@ -54,12 +54,33 @@ async def verify_chain(store: Store, page: int = PAGE) -> Verification:
 
         try:
             head, entries = await store.read(read)
-        except ValueError:  # a row's data is no longer JSON at all
+        except json.JSONDecodeError:  # a row's data is no longer JSON at all: which row?
+            if page > 1:
+                return await _narrow_down(store, walk, after)
             return _unreadable(walk)
         failed = walk.feed(entries)
         if failed is not None:
             return failed
         if len(entries) < page:
+            return walk.finish(head)
+        after = entries[-1].seq
+
+
+async def _narrow_down(store: Store, walk: ChainWalk, after: int) -> Verification:
+    """Go on one entry at a time from ``after``, to name the first that cannot be read."""
+    while True:
+
+        def read(r: Reader, after: int = after) -> tuple[Head, list[AuditEntry]]:
+            return stored.head(r.connection), stored.entries(r.connection, after, 1)
+
+        try:
+            head, entries = await store.read(read)
+        except json.JSONDecodeError:
+            return _unreadable(walk)
+        failed = walk.feed(entries)
+        if failed is not None:
+            return failed
+        if not entries:  # pragma: no cover - the page that failed had a row past ``after``
             return walk.finish(head)
         after = entries[-1].seq
 
@@ -70,7 +91,7 @@ def _unreadable(walk: ChainWalk) -> Verification:
         ok=False,
         checked=walk.checked,
         head=walk.head,
-        message=f"an entry from seq {seq} on cannot be read: its data is not JSON",
+        message=f"the entry where seq {seq} belongs cannot be read: its data is not JSON",
         first_bad_seq=seq,
         problem=Problem.CHANGED,
     )

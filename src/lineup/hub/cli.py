@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import gc
 import getpass
+import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -255,6 +256,13 @@ def _audit_export(args: argparse.Namespace) -> int:
         else:
             with open(args.out, "w", encoding="utf-8", newline="\n") as out:
                 count = asyncio.run(export_audit(Settings.from_env(), out, args.workspace))
+    except json.JSONDecodeError:  # a stored entry's data is not JSON
+        print(
+            "error: an audit entry cannot be read (its data is not JSON); "
+            "'lineup audit verify' names it",
+            file=sys.stderr,
+        )
+        return 1
     except Exception as exc:  # shown to a person at a terminal
         print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
         return 2
