@@ -4,6 +4,7 @@ gap-free and unforked across hub nodes, and any edit of its rows by SQL is found
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -191,8 +192,11 @@ async def test_three_nodes_appending_at_once_write_one_gap_free_unforked_chain(
     assert len({e.prev_hash for e in entries}) == total  # no two entries follow the same one
     assert sorted(e.seq for got in made for e in got) == list(range(1, total + 1))
     assert {e.subject for e in entries} == {e.subject for got in made for e in got}
-    writers = {e.subject.split("_")[1] for e in entries[: total // 2]}
-    assert writers == {"0", "1", "2"}  # the nodes' appends interleaved
+    if store.dialect == "postgresql":
+        # the nodes' appends interleaved, not one node's after another's (on SQLite a writer
+        # that holds the file's lock may well keep it for all its batches)
+        writers = [e.subject.split("_")[1] for e in entries]
+        assert sum(a != b for a, b in itertools.pairwise(writers)) > 2
     assert verify(entries, head).ok and head.seq == total
 
 
