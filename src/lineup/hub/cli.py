@@ -1,5 +1,5 @@
-"""``lineup serve``, ``lineup user create`` and ``lineup secrets``: the hub's part of the
-command line."""
+"""``lineup serve``, ``lineup user create``, ``lineup secrets`` and ``lineup audit``: the
+hub's part of the command line."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ import argparse
 import asyncio
 import gc
 import getpass
+import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from lineup.hub.config import Settings
+
+if TYPE_CHECKING:
+    from lineup.core.audit import Verification
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,6 +58,18 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "rotate",
         help="seal every stored secret again under the first key (then older keys can go)",
     ).set_defaults(func=_secrets_rotate)
+
+    audit = commands.add_parser("audit", help="the governance audit chain")
+    audit_commands = audit.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    audit_commands.add_parser(
+        "verify", help="check the whole chain and its head; exit 1 naming the first bad entry"
+    ).set_defaults(func=_audit_verify)
+    export = audit_commands.add_parser(
+        "export", help="write the chain as JSON lines, one entry per line"
+    )
+    export.add_argument("--out", default=None, help="file to write (default: standard output)")
+    export.add_argument("--workspace", default=None, help="only this workspace's entries")
+    export.set_defaults(func=_audit_export)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -206,3 +222,62 @@ async def rotate_secrets(settings: Settings) -> tuple[str, int]:
     finally:
         await store.close()
     return keyring.current_id, changed
+
+
+def _audit_verify(_: argparse.Namespace) -> int:
+    from lineup.hub.audit import describe
+
+    try:
+        result = asyncio.run(verify_audit(Settings.from_env()))
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 2
+    print(describe(result))
+    return 0 if result.ok else 1
+
+
+async def verify_audit(settings: Settings) -> Verification:
+    """The verification of the whole stored chain (``lineup.core.audit.Verification``)."""
+    from lineup.hub.audit import verify_chain
+    from lineup.store import Store
+
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        return await verify_chain(store)
+    finally:
+        await store.close()
+
+
+def _audit_export(args: argparse.Namespace) -> int:
+    try:
+        if args.out is None:
+            count = asyncio.run(export_audit(Settings.from_env(), sys.stdout, args.workspace))
+        else:
+            with open(args.out, "w", encoding="utf-8", newline="\n") as out:
+                count = asyncio.run(export_audit(Settings.from_env(), out, args.workspace))
+    except json.JSONDecodeError:  # a stored entry's data is not JSON
+        print(
+            "error: an audit entry cannot be read (its data is not JSON); "
+            "'lineup audit verify' names it",
+            file=sys.stderr,
+        )
+        return 1
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 2
+    if args.out is not None:
+        print(f"wrote {count} audit {'entry' if count == 1 else 'entries'} to {args.out}")
+    return 0
+
+
+async def export_audit(settings: Settings, out: TextIO, workspace_id: str | None) -> int:
+    from lineup.hub.audit import export_chain
+    from lineup.store import Store
+
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        return await export_chain(store, out.write, workspace_id=workspace_id)
+    finally:
+        await store.close()

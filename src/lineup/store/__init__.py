@@ -6,7 +6,7 @@ nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``. Wri
 (synchronous) function of a ``WriteTx`` or a ``Reader``.
 """
 
-from lineup.store import auth, sweeps
+from lineup.store import audit, auth, sweeps
 from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent, fact_of
 from lineup.store.queries import Reader
 from lineup.store.records import (
@@ -55,6 +55,7 @@ __all__ = [
     "Workspace",
     "WriteTx",
     "WriterStats",
+    "audit",
     "auth",
     "database_url_from_env",
     "fact_of",

@@ -798,3 +798,36 @@ idempotency_keys = Table(
 caller and the key (the key itself, chosen by a client, is not kept); a later request with
 that key must match the method, path and body hash or it is refused. Forgotten after a day
 (``lineup.store.idempotency.KEY_TTL_MS``). Not event-sourced."""
+
+# --- governance ----------------------------------------------------------------------------
+
+audit_entries = Table(
+    "audit_entries",
+    metadata,
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),
+    Column("at", BigInteger, nullable=False),
+    Column("kind", String(128), nullable=False),
+    Column("workspace_id", ID, nullable=True),
+    Column("actor", String(200), nullable=False),
+    Column("subject", String(200), nullable=False),
+    Column("data", json_column_type(), nullable=False),
+    Column("prev_hash", String(100), nullable=False),
+    Column("hash", String(100), nullable=False),
+    Index("ix_audit_entries_workspace_id_subject", "workspace_id", "subject"),
+)
+"""The audit chain (``lineup.core.audit``): one chain for the whole hub, every workspace and
+every node, appended to and never changed. ``workspace_id`` is no foreign key: the chain
+outlives whatever it speaks of, and hub-wide entries have none."""
+
+audit_head = Table(
+    "audit_head",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("hash", String(100), nullable=False),
+)
+"""One row (id 1): the chain's last seq and hash (0 and the genesis hash while it is empty).
+Every append updates it first, so appends of several nodes take its row lock in turn and the
+chain never forks; it also tells a removed tail from a short chain. Migrations insert it."""
+
+AUDIT_HEAD_ID = 1
