@@ -110,6 +110,13 @@ class Settings:
     # --- governance ---
     providers: tuple[str, ...] = ("scheduling",)
     """``LINEUP_PROVIDERS``: the in-tree providers to run (comma-separated; empty: none)."""
+    provider_modules: tuple[str, ...] = ()
+    """``LINEUP_PROVIDER_MODULES``, for developing a provider: ``module:factory`` entries, each
+    a function of these settings that returns a provider. Its code runs unchecked, in the hub:
+    never point it at code you have not read."""
+    scheduling_dir: Path | None = None
+    """``LINEUP_SCHEDULING_DIR``: where the in-tree scheduling system keeps its plants
+    (default ``$LINEUP_HOME/providers/scheduling``); one directory shared by every node."""
     extra_providers: tuple[Any, ...] = field(default=(), repr=False)
     """Provider objects given by whoever builds the hub (tests, an embedding program)."""
     approval_ttl: float = 24 * 3600.0
@@ -171,6 +178,16 @@ class Settings:
                 if p.strip()
             ),
             "approval_ttl": _seconds("LINEUP_APPROVAL_TTL", 24 * 3600.0),
+            "provider_modules": tuple(
+                m.strip()
+                for m in os.environ.get("LINEUP_PROVIDER_MODULES", "").split(",")
+                if m.strip()
+            ),
+            "scheduling_dir": (
+                Path(os.environ["LINEUP_SCHEDULING_DIR"]).expanduser()
+                if os.environ.get("LINEUP_SCHEDULING_DIR")
+                else None
+            ),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ anything twice. On both databases, with a ledger provider that counts what it ap
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
-from lineup.hub import Settings, create_app
+from lineup.hub import Settings, audit, create_app
 from lineup.hub.governance import credentials
 from lineup.hub.state import HubState
 from lineup.protocol.errors import ErrorCode
@@ -223,6 +224,22 @@ def test_an_approved_write_runs_once_and_says_what_happened(world: World) -> Non
     assert record["execution"]["status"] == "succeeded"
     assert record["invocation"]["params"] == {"amount": 40, "memo": "rent"}
     assert record["approval"]["id"] == card["id"]
+    kinds = [e["kind"] for e in record["audit"]]
+    assert kinds == [
+        "capability.invoked",
+        "approval.requested",
+        "approval.decided",
+        "grant.issued",
+        "execution.started",
+        "execution.finished",
+    ]
+    chain = record["audit"]
+    assert all(
+        b["prevHash"] == a["hash"] for a, b in itertools.pairwise(chain) if b["seq"] == a["seq"] + 1
+    )
+    assert world.client.portal is not None
+    verified = world.client.portal.call(audit.verify_chain, world.state.store)
+    assert verified.ok, verified.message
 
 
 def test_a_rejected_write_never_runs_and_the_agent_hears_why(world: World) -> None:

@@ -9,6 +9,7 @@ as an operator would after creating an API key in the real system.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import secrets
@@ -33,11 +34,25 @@ def configured_providers(settings: Settings) -> list[Provider]:
             providers.append(_scheduling(settings))
         else:
             raise ValueError(f"LINEUP_PROVIDERS names {name!r}; the in-tree one is scheduling")
+    for entry in settings.provider_modules:
+        providers.append(_from_module(entry, settings))
     return providers
 
 
+def _from_module(entry: str, settings: Settings) -> Provider:
+    module_name, _, factory_name = entry.partition(":")
+    if not module_name or not factory_name:
+        raise ValueError(f"LINEUP_PROVIDER_MODULES entry {entry!r} is not module:factory")
+    factory = getattr(importlib.import_module(module_name), factory_name)
+    provider = factory(settings)
+    if not isinstance(provider, Provider):
+        raise ValueError(f"{entry} did not make a provider")
+    log.warning("provider %s loaded from %s: development use only", provider.id, entry)
+    return provider
+
+
 def _root(settings: Settings) -> Path:
-    return settings.home / "providers" / "scheduling"
+    return settings.scheduling_dir or settings.home / "providers" / "scheduling"
 
 
 def _scheduling(settings: Settings) -> Provider:
