@@ -36,12 +36,12 @@ def check_bounds(bounds: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             raise BoundsError(f"The bound of {name!r} is an object: equals, in, or min/max.")
         keys = set(bound)
         if keys == {"equals"}:
-            canonical(bound["equals"])
+            _json(name, bound["equals"])
         elif keys == {"in"}:
             values = bound["in"]
             if not isinstance(values, list) or not 1 <= len(values) <= 100:
                 raise BoundsError(f"The bound 'in' of {name!r} is a list of 1–100 values.")
-            canonical(values)
+            _json(name, values)
         elif keys and keys <= {"min", "max"}:
             for end in keys:
                 if not _is_number(bound[end]):
@@ -52,6 +52,13 @@ def check_bounds(bounds: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             raise BoundsError(f"The bound of {name!r} is equals, in, or min and/or max.")
         out[name] = dict(bound)
     return out
+
+
+def _json(name: str, value: Any) -> None:
+    try:
+        canonical(value)
+    except ValueError as exc:
+        raise BoundsError(f"The bound of {name!r} is not plain JSON: {exc}") from None
 
 
 def _is_number(value: Any) -> bool:
