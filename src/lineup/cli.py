@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lineup import __version__
 
-HUB_COMMANDS = ("serve", "user", "secrets", "audit", "direct")
+HUB_COMMANDS = ("serve", "user", "secrets", "audit", "credentials", "direct")
 """Commands that run the hub (direct mode embeds it): they need ``pip install 'lineup[hub]'``."""
 
 

@@ -10,6 +10,7 @@ import getpass
 import json
 import os
 import sys
+import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lineup.hub.config import Settings
@@ -70,6 +71,24 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     export.add_argument("--out", default=None, help="file to write (default: standard output)")
     export.add_argument("--workspace", default=None, help="only this workspace's entries")
     export.set_defaults(func=_audit_export)
+
+    creds = commands.add_parser(
+        "credentials", help="what the hub holds to reach each provider's system (sealed)"
+    )
+    cred_commands = creds.add_subparsers(
+        dest="credentials_command", metavar="ACTION", required=True
+    )
+    put = cred_commands.add_parser(
+        "set",
+        help="hold NAME for PROVIDER's INSTANCE; the value is read from standard input",
+    )
+    put.add_argument("provider")
+    put.add_argument("instance")
+    put.add_argument("name", help="e.g. apiKey")
+    put.set_defaults(func=_credentials_set)
+    cred_commands.add_parser(
+        "list", help="which providers and instances have credentials (never their values)"
+    ).set_defaults(func=_credentials_list)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -281,3 +300,78 @@ async def export_audit(settings: Settings, out: TextIO, workspace_id: str | None
         return await export_chain(store, out.write, workspace_id=workspace_id)
     finally:
         await store.close()
+
+
+def _credentials_set(args: argparse.Namespace) -> int:
+    value = sys.stdin.readline().rstrip("\r\n")
+    if not value:
+        print("error: give the value on standard input (it is never an argument)", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(
+            set_credential(Settings.from_env(), args.provider, args.instance, args.name, value)
+        )
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 1
+    print(f"{args.provider}/{args.instance}: {args.name} held, sealed")
+    return 0
+
+
+async def set_credential(
+    settings: Settings, provider: str, instance: str, name: str, value: str
+) -> None:
+    """Seal ``name`` = ``value`` among the credentials injected into ``provider``'s calls on
+    ``instance`` (the other names it holds stay as they are)."""
+    from lineup.hub.secret_keys import load_keyring
+    from lineup.store import Store
+    from lineup.store import governance as gov_store
+
+    keyring = load_keyring(settings)
+    context = gov_store.credential_context(provider, instance)
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+
+        def job(tx: Any) -> None:
+            sealed = gov_store.get_credential(tx.connection, provider, instance)
+            values = json.loads(keyring.open(sealed, context)) if sealed else {}
+            values[name] = value
+            now = int(time.time() * 1000)
+            gov_store.put_credential(
+                tx.connection, provider, instance, keyring.seal(json.dumps(values), context), now
+            )
+
+        await store.write(job)
+    finally:
+        await store.close()
+
+
+def _credentials_list(_: argparse.Namespace) -> int:
+    try:
+        rows = asyncio.run(list_credentials(Settings.from_env()))
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 1
+    for provider, instance, names in rows:
+        print(f"{provider}/{instance}: {', '.join(names)}")
+    return 0
+
+
+async def list_credentials(settings: Settings) -> list[tuple[str, str, list[str]]]:
+    from lineup.hub.secret_keys import load_keyring
+    from lineup.store import Store
+    from lineup.store import governance as gov_store
+
+    keyring = load_keyring(settings)
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        stored = await store.read(lambda r: gov_store.all_credentials(r.connection))
+    finally:
+        await store.close()
+    out = []
+    for provider, instance, sealed in stored:
+        values = json.loads(keyring.open(sealed, gov_store.credential_context(provider, instance)))
+        out.append((provider, instance, sorted(values)))
+    return out

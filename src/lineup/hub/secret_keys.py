@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 from lineup.hub.config import Settings
-from lineup.store import Store
+from lineup.store import Store, governance
 from lineup.store.notifications import reseal_secrets
 from lineup.store.sealed import Keyring, UnreadableSecret, new_key_text
 
@@ -60,7 +60,12 @@ async def reseal_stored(settings: Settings, store: Store) -> tuple[Keyring, int]
     the keyring and how many values changed; nothing changes if any value opens with no key."""
     keyring = load_keyring(settings)
     try:
-        changed = await store.write(lambda tx: reseal_secrets(tx.connection, keyring))
+        changed = await store.write(
+            lambda tx: (
+                reseal_secrets(tx.connection, keyring)
+                + governance.reseal_credentials(tx.connection, keyring)
+            )
+        )
     except UnreadableSecret as exc:
         raise cannot_open(settings, exc) from None
     return keyring, changed

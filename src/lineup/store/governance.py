@@ -30,6 +30,7 @@ from lineup.store.schema import (
     provider_credentials,
     standing_permissions,
 )
+from lineup.store.sealed import Keyring
 
 if TYPE_CHECKING:
     from lineup.store.eventlog import StoredEvent
@@ -803,6 +804,26 @@ def count_invocations(conn: Connection, workspace_id: str) -> int:
 
 
 # --- the providers' credentials (sealed, not in the log) -----------------------------------
+
+
+def credential_context(provider: str, instance: str) -> str:
+    """What a credential is sealed for: a sealed value moved to another row does not open."""
+    return f"provider-credential:{provider}:{instance}"
+
+
+def reseal_credentials(conn: Connection, keyring: Keyring) -> int:
+    """Seal again under the current key every credential sealed with an older one; raises
+    ``UnreadableSecret`` if one opens with no key. How many changed."""
+    changed = 0
+    for provider, instance, sealed in all_credentials(conn):
+        context = credential_context(provider, instance)
+        if keyring.needs_resealing(sealed):
+            plain = keyring.open(sealed, context)
+            put_credential(conn, provider, instance, keyring.seal(plain, context), 0)
+            changed += 1
+        else:
+            keyring.open(sealed, context)
+    return changed
 
 
 def put_credential(

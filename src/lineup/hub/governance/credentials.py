@@ -11,12 +11,10 @@ from lineup.hub.state import HubState
 from lineup.store import governance as gov_store
 
 
-def _context(provider: str, instance: str) -> str:
-    return f"provider-credential:{provider}:{instance}"
-
-
 async def put(hub: HubState, provider: str, instance: str, values: Mapping[str, str]) -> None:
-    sealed = hub.keyring.seal(json.dumps(dict(values)), _context(provider, instance))
+    sealed = hub.keyring.seal(
+        json.dumps(dict(values)), gov_store.credential_context(provider, instance)
+    )
     now = hub.clock()
     await hub.store.write(
         lambda tx: gov_store.put_credential(tx.connection, provider, instance, sealed, now)
@@ -29,7 +27,7 @@ async def get(hub: HubState, provider: str, instance: str) -> dict[str, str]:
     )
     if sealed is None:
         return {}
-    values = json.loads(hub.keyring.open(sealed, _context(provider, instance)))
+    values = json.loads(hub.keyring.open(sealed, gov_store.credential_context(provider, instance)))
     return {str(k): str(v) for k, v in values.items()}
 
 
