@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from lineup.domain import pending
+from lineup.hub import sight
 from lineup.hub.actors import AgentIdentity, Person
 from lineup.hub.commands import (
     WITHDRAWN_REASON,
@@ -280,6 +281,7 @@ def complete_call(
         raise NotFound(
             f"No tool call {tool_call!r} in this workspace.", details={"toolCallId": tool_call}
         )
+    sight.check_acting(w.read, person, row.conversation_id, row.task_id)
     outcome = _outcome(row, answer)
     decision = pending.answer(
         tool_call_pending(row), outcome, by=person.actor, at_ms=w.now_ms, same=_same_outcome

@@ -20,6 +20,7 @@ from lineup.hub.accounts import person_in, session_user
 from lineup.hub.api.deps import session_cookie
 from lineup.hub.fanout import Ephemeral
 from lineup.hub.follow import Follower
+from lineup.hub.sight import Sight
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.codec import Decoded, Rejected, decode_frame, encode, refuse_binary
@@ -93,13 +94,20 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
     forget = hub.live_sessions.opened(signed.user.id, signed.session.id, session_ended)
     checking = asyncio.create_task(check_session())
 
+    sight = await hub.store.read(lambda r: Sight.load(r, person))
+
     async def send_event(event: StoredEvent) -> None:
+        if not sight.sees(event):  # another project's, which this person is not in
+            return
         text = encode_event(event)  # a replay's hot path: no extra coroutine through send()
         async with lock:
             await socket.send_text(text)
 
     async def send_ephemeral(item: Ephemeral) -> None:
-        await send(_dumps(item.frame))
+        frame = item.frame
+        if not sight.sees_item(frame.get("conversationId"), frame.get("taskId")):
+            return
+        await send(_dumps(frame))
 
     follower: Follower | None = None
     live: asyncio.Task[None] | None = None

@@ -15,6 +15,7 @@ from typing import Any
 
 from lineup import domain
 from lineup.domain import interactions, pending
+from lineup.hub import sight
 from lineup.hub.actors import AgentIdentity, Person
 from lineup.hub.recorder import Writing
 from lineup.hub.translate import (
@@ -235,6 +236,7 @@ def post_message(
 ) -> Recorded:
     """A person's message; with ``track_as_task`` the task is created first (seed 001 §7.2)."""
     conversation = conversation_in(w, person.workspace_id, conversation_id)
+    sight.check_acting(w.read, person, conversation_id)
     target = message.target_agent_id
     if target is not None:
         live_agent_in(w, person.workspace_id, target)
@@ -302,6 +304,7 @@ def create_task(
         conversation_id = created.value
     else:
         conversation_in(w, person.workspace_id, conversation_id)
+        sight.check_acting(w.read, person, conversation_id)
     task_id = (
         derived_id("task", person.workspace_id, person.actor, event_id)
         if event_id
@@ -330,6 +333,7 @@ def request_cancel(
 ) -> Recorded:
     """Raise the cancel flag; the task ends only when its agent confirms (principle 4)."""
     task = task_in(w, person.workspace_id, task_id)
+    sight.check_acting(w.read, person, task.conversation_id)
     with domain_rules():
         _, changed = domain.request_cancel(task_state(task), reason)
     if not changed:
@@ -460,6 +464,7 @@ def respond(
             f"No interaction {interaction_id!r} in this workspace.",
             details={"interactionId": interaction_id},
         )
+    sight.check_acting(w.read, person, row.conversation_id, row.task_id)
     with domain_rules():
         decision = interactions.answer(
             interaction_state(row),

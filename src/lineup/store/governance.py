@@ -861,3 +861,34 @@ def all_credentials(conn: Connection) -> list[tuple[str, str, str]]:
         provider_credentials.c.sealed,
     )
     return [(str(r.provider), str(r.instance), str(r.sealed)) for r in conn.execute(stmt)]
+
+
+# --- what belongs to a project (for who may see it) -----------------------------------------
+
+
+def project_conversations(conn: Connection, workspace_id: str) -> dict[str, str]:
+    """Conversation → project, for the workspace's conversations that belong to one."""
+    from lineup.store.schema import conversations
+
+    stmt = select(conversations.c.id, conversations.c.project_id).where(
+        conversations.c.workspace_id == workspace_id, conversations.c.project_id.is_not(None)
+    )
+    return {str(r.id): str(r.project_id) for r in conn.execute(stmt)}
+
+
+def project_tasks(conn: Connection, workspace_id: str) -> dict[str, str]:
+    """Task → project, for the tasks of conversations that belong to a project."""
+    from lineup.store.schema import conversations, tasks
+
+    stmt = (
+        select(tasks.c.id, conversations.c.project_id)
+        .join(
+            conversations,
+            and_(
+                conversations.c.workspace_id == tasks.c.workspace_id,
+                conversations.c.id == tasks.c.conversation_id,
+            ),
+        )
+        .where(tasks.c.workspace_id == workspace_id, conversations.c.project_id.is_not(None))
+    )
+    return {str(r.id): str(r.project_id) for r in conn.execute(stmt)}

@@ -21,6 +21,7 @@ from lineup.hub import commands
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
+from lineup.hub.sight import Sight
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.errors import NotFound
 from lineup.protocol.tools import ToolError, ToolList, ToolResult
@@ -99,21 +100,30 @@ async def list_calls(
     task_id: Annotated[str | None, Query(alias="taskId", max_length=128)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 200,
 ) -> dict[str, Any]:
-    rows = await hub.store.read(
-        lambda r: r.list_tool_calls(
+    def read(r: Reader) -> list[Any]:
+        sight = Sight.load(r, person)
+        rows = r.list_tool_calls(
             person.workspace_id,
             statuses=[status] if status else None,
             conversation_id=conversation_id,
             task_id=task_id,
             limit=limit,
         )
-    )
+        return [c for c in rows if sight.sees_item(c.conversation_id, c.task_id)]
+
+    rows = await hub.store.read(read)
     return {"toolCalls": [views.tool_call(row) for row in rows]}
 
 
 @router.get("/tool-calls/{tool_call_id}", **answers(responses.ToolCall, 400, 401, 403, 404))
 async def get_call(tool_call_id: str, hub: Hub, person: Member) -> dict[str, Any]:
-    row = await hub.store.read(lambda r: r.get_tool_call(person.workspace_id, tool_call_id))
+    def read(r: Reader) -> Any:
+        row = r.get_tool_call(person.workspace_id, tool_call_id)
+        if row is None or not Sight.load(r, person).sees_item(row.conversation_id, row.task_id):
+            return None
+        return row
+
+    row = await hub.store.read(read)
     if row is None:
         raise NotFound(f"No tool call {tool_call_id!r} in this workspace.")
     return views.tool_call(row)

@@ -329,6 +329,9 @@ class Inbox(View):
 class EventsPage(View):
     events: list[Event]
     latest_sequence: int
+    next_after: int | None = None
+    """The last sequence this page read (some may belong to projects the caller is not in):
+    the ``after`` of the next page."""
 
 
 class StoredFile(View):

@@ -9,9 +9,11 @@ from pydantic import Field
 
 from lineup.domain import ACTIVE_STATUSES
 from lineup.hub import commands
+from lineup.hub.actors import Person
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
+from lineup.hub.sight import Sight
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.errors import Conflict, NotFound
@@ -80,7 +82,12 @@ def _agents(read: Reader, workspace_id: str) -> dict[str, Agent]:
 async def list_conversations(
     hub: Hub, person: Member, limit: Annotated[int, Query(ge=1, le=500)] = 100
 ) -> dict[str, Any]:
-    rows = await hub.store.read(lambda r: r.list_conversations(person.workspace_id, limit))
+    def read(r: Reader) -> list[Any]:
+        sight = Sight.load(r, person)
+        rows = r.list_conversations(person.workspace_id, limit)
+        return [c for c in rows if sight.sees_project(c.project_id)]
+
+    rows = await hub.store.read(read)
     return {"conversations": [views.conversation(c) for c in rows]}
 
 
@@ -105,7 +112,10 @@ async def create_conversation(
 )
 async def get_conversation(conversation_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     row = await hub.store.read(lambda r: r.get_conversation(person.workspace_id, conversation_id))
-    if row is None:
+    visible = row is not None and await hub.store.read(
+        lambda r: Sight.load(r, person).sees_project(row.project_id if row else None)
+    )
+    if row is None or not visible:
         raise NotFound(f"No conversation {conversation_id!r} in this workspace.")
     return views.conversation(row)
 
@@ -126,7 +136,8 @@ async def list_messages(
     ws = person.workspace_id
 
     def read(r: Reader) -> dict[str, Any]:
-        if r.get_conversation(ws, conversation_id) is None:
+        conversation = r.get_conversation(ws, conversation_id)
+        if conversation is None or not Sight.load(r, person).sees_project(conversation.project_id):
             raise NotFound(f"No conversation {conversation_id!r} in this workspace.")
         rows = r.list_messages(ws, conversation_id, before=before, after=after, limit=limit)
         agents = _agents(r, ws)
@@ -191,7 +202,9 @@ async def list_tasks(
 ) -> dict[str, Any]:
 
     def read(r: Reader) -> dict[str, Any]:
+        sight = Sight.load(r, person)
         rows = r.list_tasks(person.workspace_id, statuses=TASK_FILTERS[status], limit=limit)
+        rows = [t for t in rows if sight.sees_item(t.conversation_id, t.id)]
         agents = _agents(r, person.workspace_id)
         return {"tasks": [views.task(t, agents) for t in rows]}
 
@@ -219,7 +232,9 @@ async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
 
     def read(r: Reader) -> dict[str, Any]:
         detail = r.get_task_detail(person.workspace_id, task_id)
-        if detail is None:
+        if detail is None or not Sight.load(r, person).sees_item(
+            detail.task.conversation_id, task_id
+        ):
             raise NotFound(f"No task {task_id!r} in this workspace.")
         timeline = r.task_timeline(person.workspace_id, task_id)
         agents = _agents(r, person.workspace_id)
@@ -259,7 +274,9 @@ async def list_interactions(
     ws = person.workspace_id
 
     def read(r: Reader) -> list[dict[str, Any]]:
+        sight = Sight.load(r, person)
         rows = r.list_interactions(ws, statuses=[status] if status else None)
+        rows = [i for i in rows if sight.sees_item(i.conversation_id, i.task_id)]
         return _interactions(r, ws, rows)
 
     return {"interactions": await hub.store.read(read)}
@@ -271,7 +288,9 @@ async def get_interaction(interaction_id: str, hub: Hub, person: Member) -> dict
 
     def read(r: Reader) -> dict[str, Any] | None:
         row = r.get_interaction(ws, interaction_id)
-        return None if row is None else _interactions(r, ws, [row])[0]
+        if row is None or not Sight.load(r, person).sees_item(row.conversation_id, row.task_id):
+            return None
+        return _interactions(r, ws, [row])[0]
 
     view = await hub.store.read(read)
     if view is None:
@@ -311,13 +330,24 @@ async def respond(
     return await get_interaction(interaction_id, hub, person)
 
 
-async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict[str, Any]:
+async def inbox_view(
+    hub: HubState, workspace_id: str, recent: int = 20, person: Person | None = None
+) -> dict[str, Any]:
     def read(r: Reader) -> dict[str, Any]:
-        waiting = r.list_interactions(workspace_id, statuses=["requested"])
-        waiting_tools = r.list_tool_calls(workspace_id, statuses=["pending"])
-        failed = r.list_tasks(workspace_id, statuses=["failed"], limit=recent)
-        active = r.list_tasks(workspace_id, statuses=ACTIVE_STATUSES, limit=200)
-        done = r.list_tasks(workspace_id, statuses=["succeeded", "cancelled"], limit=recent)
+        sight = None if person is None else Sight.load(r, person)
+
+        def seen(rows: list[Any]) -> list[Any]:
+            if sight is None:
+                return rows
+            return [
+                x for x in rows if sight.sees_item(x.conversation_id, getattr(x, "task_id", x.id))
+            ]
+
+        waiting = seen(r.list_interactions(workspace_id, statuses=["requested"]))
+        waiting_tools = seen(r.list_tool_calls(workspace_id, statuses=["pending"]))
+        failed = seen(r.list_tasks(workspace_id, statuses=["failed"], limit=recent))
+        active = seen(r.list_tasks(workspace_id, statuses=ACTIVE_STATUSES, limit=200))
+        done = seen(r.list_tasks(workspace_id, statuses=["succeeded", "cancelled"], limit=recent))
         agents = _agents(r, workspace_id)
         lost = [views.task(t, agents) for t in active]
         lost = [t for t in lost if t["agentConnectionLost"]]
@@ -340,7 +370,7 @@ async def inbox_view(hub: HubState, workspace_id: str, recent: int = 20) -> dict
 @router.get("/inbox", **answers(responses.Inbox, 400, 401, 403))
 async def inbox(hub: Hub, person: Member) -> dict[str, Any]:
     """Waiting for me, failed / needs attention, recently done, and the counts."""
-    return await inbox_view(hub, person.workspace_id)
+    return await inbox_view(hub, person.workspace_id, person=person)
 
 
 # --- artifacts and events ------------------------------------------------------------------
@@ -353,11 +383,14 @@ async def list_artifacts(
     task_id: Annotated[str | None, Query(alias="taskId", max_length=128)] = None,
     conversation_id: Annotated[str | None, Query(alias="conversationId", max_length=128)] = None,
 ) -> dict[str, Any]:
-    rows = await hub.store.read(
-        lambda r: r.list_artifacts(
+    def read(r: Reader) -> list[Any]:
+        sight = Sight.load(r, person)
+        rows = r.list_artifacts(
             person.workspace_id, task_id=task_id, conversation_id=conversation_id
         )
-    )
+        return [a for a in rows if sight.sees_item(a.conversation_id, a.task_id)]
+
+    rows = await hub.store.read(read)
     return {"artifacts": [views.artifact(a) for a in rows]}
 
 
@@ -368,7 +401,17 @@ async def list_events(
     after: Annotated[int, Query(ge=0, le=MAX_SEQUENCE)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> dict[str, Any]:
-    """The workspace's log after a sequence, in order (the same frames the WebSocket sends)."""
-    rows = await hub.store.read_events(person.workspace_id, after=after, limit=limit)
+    """The workspace's log after a sequence, in order (the same frames the WebSocket sends),
+    less what belongs to projects the person is not in; ``nextAfter`` is where to go on."""
+    sight = await hub.store.read(lambda r: Sight.load(r, person))
+    shown: list[dict[str, Any]] = []
+    cursor = after
+    while True:  # a page of other projects' events is read past, not answered empty
+        rows = await hub.store.read_events(person.workspace_id, after=cursor, limit=limit)
+        shown += [views.event(e) for e in rows if sight.sees(e)]
+        if rows:
+            cursor = rows[-1].sequence
+        if shown or len(rows) < limit:
+            break
     latest = await hub.store.last_sequence(person.workspace_id)
-    return {"events": [views.event(e) for e in rows], "latestSequence": latest}
+    return {"events": shown, "latestSequence": latest, "nextAfter": cursor}
