@@ -664,3 +664,26 @@ def test_an_agent_outside_the_conversation_cannot_invoke_there(world: World) -> 
             conversationId=world.conversation,
         )
     assert refused["code"] == "forbidden"
+
+
+def test_a_task_waits_for_a_person_while_its_write_is_on_a_card_and_runs_on_after(
+    world: World,
+) -> None:
+    task = world.ana.send(
+        "/tasks",
+        {
+            "title": "post rent",
+            "targetAgentId": world.agent_id,
+            "conversationId": world.conversation,
+        },
+        201,
+    )["task"]["id"]
+    world.agent.call("task.accepted", {"taskId": task}, taskId=task)
+    world.agent.call("task.status_changed", {"status": "running"}, taskId=task)
+    payload = {"invocationId": "t1", "capability": "ledger.entry.post", "params": {"amount": 9}}
+    assert world.agent.call("capability.invoke", payload, taskId=task)["type"] == "ack"
+    approval = world.result("t1")["approvalId"]
+    assert world.ana.read(f"/tasks/{task}")["task"]["status"] == "waiting_for_human"
+    world.ana.ok(world.decide(approval, {"decision": "approve"}))
+    assert world.final("t1")["status"] == "succeeded"
+    assert world.ana.read(f"/tasks/{task}")["task"]["status"] == "running"
