@@ -2,6 +2,7 @@
 can neither read nor write anything, on every endpoint."""
 
 import re
+from typing import Any
 
 from tests.support.hub_client import HubClient
 
@@ -16,6 +17,14 @@ BODIES = {
     "/interactions/{interaction_id}/respond": {"response": {"optionId": "approve"}},
     "/devices/{device_id}/tools": {"tools": []},
     "/tool-calls/{tool_call_id}/result": {"result": {"message": "Classified"}},
+    "/projects": {"name": "intrusion"},
+    "/projects/{project_id}": {"name": "stolen"},
+    "/projects/{project_id}/members/{user_id}": {"role": "owner"},
+    "/capabilities/{capability}/state": {"enabled": False},
+    "/policy/rules": {"capability": "*", "effect": "allow"},
+    "/permissions/{permission_id}/revoke": {},
+    "/approvals/{approval_id}/decision": {"decision": "approve"},
+    "/approvals/{approval_id}/handover": {"userId": "{user_id}"},
 }
 
 
@@ -53,6 +62,7 @@ def _world(hub: HubClient):
         opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
         ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
         invitation = ana.ok(ana.post("/invitations", {}), 201)
+        governed = _governed(hub, ana, agent, creds["agentId"])
     hub.client.cookies.clear()
     uploaded = hub.client.post(
         "/api/agent/artifacts",
@@ -71,8 +81,56 @@ def _world(hub: HubClient):
         "instance_id": instance,
         "file_id": uploaded.json()["fileId"],
         "invitation_id": invitation["id"],
+        **governed,
     }
     return ana, ids
+
+
+def _governed(hub: HubClient, ana: Any, agent: Any, agent_id: str) -> dict[str, str]:
+    """A project with a rule, a run record, a standing permission and a pending approval."""
+    project = ana.ok(ana.post("/projects", {"name": "Classified plant"}), 201)["id"]
+    rule = ana.ok(
+        ana.post(
+            "/policy/rules",
+            {"capability": "scheduling.*", "effect": "allow", "projectId": project},
+        ),
+        201,
+    )["id"]
+    body = {"title": "Classified", "agentIds": [agent_id], "projectId": project}
+    conversation = ana.ok(ana.post("/conversations", body), 201)["id"]
+
+    def result(invocation: str, *statuses: str) -> dict[str, Any]:
+        while True:
+            frame = agent.next_of("capability.result")["payload"]
+            if frame["invocationId"] == invocation and frame["status"] in statuses:
+                return dict(frame)
+
+    def invoke(invocation: str, capability: str, params: dict[str, Any], *until: str) -> Any:
+        payload = {"invocationId": invocation, "capability": capability, "params": params}
+        agent.call("capability.invoke", payload, conversationId=conversation)
+        return result(invocation, *until)
+
+    trial = invoke("g1", "scheduling.schedule.preview", {}, "succeeded")["output"]
+    publish = {"draftId": trial["draftId"], "basedOnVersion": trial["basedOnVersion"]}
+    first = invoke("g2", "scheduling.schedule.publish", publish, "waiting_for_approval")
+    standing = {
+        "decision": "approve",
+        "standing": {"calls": 1, "bounds": {"basedOnVersion": {"max": 0}}},
+    }
+    decided = ana.ok(ana.post(f"/approvals/{first['approvalId']}/decision", standing))
+    result("g2", "succeeded")
+    again = invoke("g3", "scheduling.schedule.preview", {}, "succeeded")["output"]
+    publish = {"draftId": again["draftId"], "basedOnVersion": again["basedOnVersion"]}
+    pending = invoke("g4", "scheduling.schedule.publish", publish, "waiting_for_approval")
+    return {
+        "project_id": project,
+        "user_id": ana.user_id,
+        "rule_id": rule,
+        "capability": "scheduling.orders.query",
+        "permission_id": decided["permissionId"],
+        "approval_id": pending["approvalId"],
+        "execution_id": decided["executionId"],
+    }
 
 
 def _operations(hub: HubClient):
@@ -118,6 +176,8 @@ def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
             continue
         if path == "/devices/{device_id}/tools":
             continue  # a device id is the app's own choice: bo registers his own device
+        if path == "/capabilities/{capability}/state":
+            continue  # capabilities are the hub's, named alike in every workspace
         bo._use()
         body = BODIES.get(path) or {}
         response = hub.client.request(
