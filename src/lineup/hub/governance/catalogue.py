@@ -20,6 +20,7 @@ class CatalogueEntry:
     spec: CapabilitySpec
     provider: Provider
     validator: jsonschema.protocols.Validator
+    output_validator: jsonschema.protocols.Validator
 
 
 class Catalogue:
@@ -38,10 +39,13 @@ class Catalogue:
                 raise ValueError(f"{spec.id!r} is not under its provider {provider.id!r}")
             if spec.id in self._entries:
                 raise ValueError(f"two capabilities are named {spec.id!r}")
-            cls = jsonschema.validators.validator_for(spec.input_schema)
-            cls.check_schema(spec.input_schema)
             entry_spec = spec.model_copy(update={"instances": spec.instances or instances})
-            self._entries[spec.id] = CatalogueEntry(entry_spec, provider, cls(spec.input_schema))
+            self._entries[spec.id] = CatalogueEntry(
+                entry_spec,
+                provider,
+                _validator(spec.input_schema),
+                _validator(spec.output_schema),
+            )
         self.providers[provider.id] = provider
 
     def specs(self) -> Sequence[CapabilitySpec]:
@@ -57,6 +61,14 @@ class Catalogue:
 
     def has(self, capability: str) -> bool:
         return capability in self._entries
+
+
+def _validator(schema: dict[str, object]) -> jsonschema.protocols.Validator:
+    """A validator checked once, when the provider is registered (not per call)."""
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator: jsonschema.protocols.Validator = cls(schema)
+    return validator
 
 
 def instance_of(entry: CatalogueEntry, asked: str | None) -> str:

@@ -249,10 +249,9 @@ class Executor:
         await self._follow(exe, inv, entry, call, outcome.job_id)
 
     def _check_output(self, entry: CatalogueEntry, output: Mapping[str, Any]) -> None:
-        try:
-            jsonschema.validate(output, entry.spec.output_schema)
-        except jsonschema.ValidationError as exc:  # recorded as it came: the effect happened
-            log.warning("%s answered outside its output schema: %s", entry.spec.id, exc.message)
+        problem = jsonschema.exceptions.best_match(entry.output_validator.iter_errors(output))
+        if problem is not None:  # recorded as it came: the effect happened
+            log.warning("%s answered outside its output schema: %s", entry.spec.id, problem.message)
 
     async def _follow(
         self,
