@@ -115,10 +115,18 @@ def _mine(person: Person, records: list[InvitationRecord]) -> list[InvitationRec
 
 
 async def listed(hub: HubState, person: Person) -> list[InvitationRecord]:
-    records = await hub.store.read(
-        lambda r: store_auth.list_invitations(r.connection, person.workspace_id)
-    )
-    return _mine(person, records)
+    def read(r: Reader) -> list[InvitationRecord]:
+        if (
+            person.role != "owner"
+            and "owner"
+            not in gov_store.user_projects(
+                r.connection, person.workspace_id, person.user_id
+            ).values()
+        ):
+            raise Forbidden("Only workspace and project owners manage invitations.")
+        return _mine(person, store_auth.list_invitations(r.connection, person.workspace_id))
+
+    return await hub.store.read(read)
 
 
 async def revoke(hub: HubState, person: Person, invitation_id: str) -> None:

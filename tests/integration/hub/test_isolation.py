@@ -53,6 +53,7 @@ def _world(hub: HubClient):
         opened = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
         ana.ok(ana.post(f"/tool-calls/{calls['c2']['id']}/result", opened))
         invitation = ana.ok(ana.post("/invitations", {}), 201)
+        project = ana.ok(ana.post("/projects", {"name": "Classified"}), 201)["id"]
     hub.client.cookies.clear()
     uploaded = hub.client.post(
         "/api/agent/artifacts",
@@ -71,6 +72,9 @@ def _world(hub: HubClient):
         "instance_id": instance,
         "file_id": uploaded.json()["fileId"],
         "invitation_id": invitation["id"],
+        "project_id": project,
+        "level": "project",
+        "scope_id": project,
     }
     return ana, ids
 
