@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Path, Query
 from pydantic import Field, JsonValue
 
 from lineup.domain import settings as layered
+from lineup.domain.settings import Level
 from lineup.hub import scoped_settings
 from lineup.hub.api.deps import Hub, Member
 from lineup.hub.api.openapi import answers
@@ -25,9 +26,9 @@ class SettingView(View):
     description: str
     value_schema: dict[str, Any] = Field(alias="schema")
     default: JsonValue
-    levels: list[str] = Field(description="Where it may be set, least specific first.")
+    levels: list[Level] = Field(description="Where it may be set, least specific first.")
     value: JsonValue = Field(description="The effective value here.")
-    level: str = Field(description="Where `value` comes from: `system`, `workspace`, …")
+    level: Level = Field(description="Where `value` comes from.")
 
 
 class SettingScopes(View):
@@ -46,7 +47,7 @@ class SettingsView(View):
 
 
 class LevelValues(View):
-    level: str
+    level: Level
     scope_id: str
     values: dict[str, JsonValue]
 
@@ -103,6 +104,6 @@ async def put_settings(
 
     def job(w: Writing) -> LevelValues:
         values = scoped_settings.change(w, person, level, scope_id, body)
-        return LevelValues(level=level, scope_id=scope_id, values=values)
+        return LevelValues.model_validate({"level": level, "scope_id": scope_id, "values": values})
 
     return await hub.recorder.run(job)

@@ -2154,8 +2154,11 @@ export interface components {
         JsonValue: unknown;
         /** LevelValues */
         LevelValues: {
-            /** Level */
-            level: string;
+            /**
+             * Level
+             * @enum {string}
+             */
+            level: "system" | "workspace" | "project" | "user" | "conversation";
             /** Scopeid */
             scopeId: string;
             /** Values */
@@ -2761,14 +2764,15 @@ export interface components {
             key: string;
             /**
              * Level
-             * @description Where `value` comes from: `system`, `workspace`, …
+             * @description Where `value` comes from.
+             * @enum {string}
              */
-            level: string;
+            level: "system" | "workspace" | "project" | "user" | "conversation";
             /**
              * Levels
              * @description Where it may be set, least specific first.
              */
-            levels: string[];
+            levels: ("system" | "workspace" | "project" | "user" | "conversation")[];
             /** Schema */
             schema: {
                 [key: string]: unknown;
