@@ -71,8 +71,8 @@ CATALOGUE: Mapping[str, Key] = {
         ),
         Key(
             "conversations.defaultProjectId",
-            "The project a new conversation starts in unless another is chosen "
-            "(null: a personal conversation). Read by apps to preselect it.",
+            "The project an app preselects for a new conversation (unset: a personal one). "
+            "The hub does not apply it by itself.",
             {"type": "string", "minLength": 1, "maxLength": 128},
             None,
             frozenset({"workspace", "user"}),

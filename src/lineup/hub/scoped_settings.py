@@ -27,6 +27,7 @@ from lineup.store import governance as gov_store
 from lineup.store import settings as store
 
 MAX_KEYS_PER_CHANGE = 50
+DEFAULT_PROJECT = "conversations.defaultProjectId"
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +218,13 @@ def change(
     with domain_rules():
         for name, value in values.items():
             layered.check_value(name, checked, value)
+    project = values.get(DEFAULT_PROJECT)
     ws = person.workspace_id
+    if project is not None and gov_store.get_project(w.read.connection, ws, project) is None:
+        raise InvalidArgument(
+            f"{DEFAULT_PROJECT}: there is no project {project!r} in this workspace.",
+            details={"key": DEFAULT_PROJECT},
+        )
     for name, value in values.items():
         before = store.put_value(
             w.connection, ws, checked, scope_id, name, value, at=w.now_ms, by=person.actor

@@ -284,7 +284,12 @@ def test_a_bad_value_is_refused_and_nothing_of_the_change_is_kept(world: World) 
     assert where["details"]["key"] == "approvals.ttlMinutes"
     user = f"/settings/user/{world.ana.user_id}"
     error(put(world.ana, user, {"approvals.standingMaxCalls": 3}), 400, "invalid_argument")
+    nowhere = {"conversations.defaultProjectId": "prj_nope"}
+    error(put(world.ana, user, nowhere), 400, "invalid_argument")
+    world.ana.ok(put(world.ana, user, {"conversations.defaultProjectId": world.project}))
+    assert effective(world.ana)["conversations.defaultProjectId"] == (world.project, "user")
     assert world.ana.read("/settings")["values"]["workspace"] == {}
+    assert effective(world.ana)["approvals.standingMaxCalls"] == (10_000, "system")
 
 
 def test_the_approval_ttl_follows_the_project_and_conversation_settings(world: World) -> None:
