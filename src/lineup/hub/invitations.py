@@ -9,7 +9,8 @@ An invitation may also name a project and a role there (``owner``, ``editor``, `
 joining then records that project's ``project.member_set`` too, in the same transaction, and
 audits it. The workspace's owners make any invitation; a project's owners make invitations
 into their project (and see and revoke the invitations they made). A person already in the
-workspace may accept an invitation into a project they are not yet in.
+workspace may accept an invitation into a project they are not yet in. An invitation into a
+project stops working if whoever made it may no longer make it (no longer an owner there).
 """
 
 from __future__ import annotations
@@ -57,6 +58,17 @@ def _may_invite(r: Reader, person: Person, project_id: str | None) -> None:
         raise _no_project(project_id)
     if gov_store.project_role(r.connection, project_id, person.user_id) != "owner":
         raise Forbidden("Only the project's owners (or a workspace owner) can invite people to it.")
+
+
+def _still_may_invite(r: Reader, workspace_id: str, project_id: str, user_id: str) -> bool:
+    """An invitation into a project holds while whoever made it may still make it."""
+    membership = r.get_membership(workspace_id, user_id)
+    if membership is None:
+        return False
+    return (
+        membership.role == "owner"
+        or gov_store.project_role(r.connection, project_id, user_id) == "owner"
+    )
 
 
 def _no_project(project_id: str) -> NotFound:
@@ -188,7 +200,9 @@ def join(w: Writing, user: User, code: str) -> str:
             actor=actor,
         )
     if project_id is not None and invitation.project_role in policy.ROLES:
-        if gov_store.get_project(w.connection, ws, project_id) is None:
+        if gov_store.get_project(w.connection, ws, project_id) is None or not _still_may_invite(
+            w.read, ws, project_id, invitation.created_by
+        ):
             raise _unusable()
         w.append(
             ws,

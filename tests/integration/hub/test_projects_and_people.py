@@ -219,6 +219,21 @@ def test_project_owners_invite_into_their_project_and_no_one_else_does(world: Wo
     error(world.ana.post("/invitations", {"projectRole": "editor"}), 400, "invalid_argument")
 
 
+def test_a_project_invitation_lapses_when_its_maker_is_no_longer_an_owner_there(
+    world: World,
+) -> None:
+    cy = world.member("owner", "Cy")
+    code = world.invite(cy, projectId=world.project, projectRole="editor")["code"]
+    demoted = put(world.ana, f"/projects/{world.project}/members/{cy.user_id}", {"role": "viewer"})
+    world.ana.ok(demoted)
+    world.client.cookies.clear()
+    late = world.client.post(
+        "/api/auth/signup",
+        json={"email": "eve@example.test", "password": PASSWORD, "invitationCode": code},
+    )
+    error(late, 400, "invalid_argument")
+
+
 # --- layered settings ------------------------------------------------------------------------
 
 
