@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection, CursorResult
 
 from lineup.store.records import (
     AgentCredentialRecord,
+    DeveloperTokenRecord,
     InvitationRecord,
     PairingCodeRecord,
     SessionRecord,
@@ -22,6 +23,7 @@ from lineup.store.records import (
 from lineup.store.schema import (
     agent_credentials,
     credentials,
+    developer_tokens,
     invitations,
     pairing_codes,
     sessions,
@@ -202,6 +204,48 @@ def revoke_invitation(conn: Connection, workspace_id: str, invitation_id: str, a
 def any_password_account(conn: Connection) -> bool:
     """Whether anyone can sign in with a password; a new hub's first visitor creates one."""
     return conn.execute(select(credentials.c.user_id).limit(1)).first() is not None
+
+
+# --- developer tokens ----------------------------------------------------------------------
+
+
+def insert_developer_token(conn: Connection, token: DeveloperTokenRecord) -> None:
+    conn.execute(insert(developer_tokens).values(**asdict(token)))
+
+
+def get_developer_token_by_hash(conn: Connection, token_hash: str) -> DeveloperTokenRecord | None:
+    """Returned even when expired or revoked: the caller decides, with its own clock."""
+    stmt = select(developer_tokens).where(developer_tokens.c.token_hash == token_hash)
+    row = conn.execute(stmt).first()
+    return None if row is None else DeveloperTokenRecord.from_row(row)
+
+
+def list_developer_tokens(conn: Connection, user_id: str) -> list[DeveloperTokenRecord]:
+    stmt = (
+        select(developer_tokens)
+        .where(developer_tokens.c.user_id == user_id)
+        .order_by(developer_tokens.c.created_at, developer_tokens.c.id)
+    )
+    return [DeveloperTokenRecord.from_row(r) for r in conn.execute(stmt).all()]
+
+
+def revoke_developer_token(conn: Connection, user_id: str, token_id: str, at: int) -> bool:
+    result = conn.execute(
+        update(developer_tokens)
+        .where(
+            developer_tokens.c.id == token_id,
+            developer_tokens.c.user_id == user_id,
+            developer_tokens.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=at)
+    )
+    return _count(result) == 1
+
+
+def touch_developer_token(conn: Connection, token_id: str, at: int) -> None:
+    conn.execute(
+        update(developer_tokens).where(developer_tokens.c.id == token_id).values(last_used_at=at)
+    )
 
 
 # --- agent credentials ---------------------------------------------------------------------

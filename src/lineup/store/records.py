@@ -284,6 +284,22 @@ class InvitationRecord(_FromRow):
     expires_at: int
     used_at: int | None = None
     used_by: str | None = None
+    project_id: str | None = None
+    project_role: str | None = None
+
+
+@dataclass(frozen=True)
+class DeveloperTokenRecord(_FromRow):
+    id: str
+    user_id: str
+    workspace_id: str | None
+    name: str
+    token_hash: str
+    scopes: list[str]
+    created_at: int
+    expires_at: int | None = None
+    last_used_at: int | None = None
+    revoked_at: int | None = None
 
 
 @dataclass(frozen=True)

@@ -615,10 +615,47 @@ invitations = Table(
     Column("expires_at", BigInteger, nullable=False),
     Column("used_at", BigInteger, nullable=True),
     Column("used_by", ID, nullable=True),
+    Column("project_id", ID, nullable=True),
+    Column("project_role", String(20), nullable=True),
     Index("ix_invitations_workspace_id", "workspace_id"),
 )
 """Invitations to join a workspace: single use, expiring, the code kept only as a hash.
-Joining is recorded as the workspace's ``member.joined`` event; this row only guards the code."""
+Joining is recorded as the workspace's ``member.joined`` event (and, for an invitation into
+``project_id``, that project's ``project.member_set`` with ``project_role``); this row only
+guards the code."""
+
+developer_tokens = Table(
+    "developer_tokens",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("user_id", ID, nullable=False),
+    Column("workspace_id", ID, nullable=True),
+    Column("name", String(100), nullable=False),
+    Column("token_hash", String(255), nullable=False, unique=True),
+    Column("scopes", json_column_type(), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=True),
+    Column("last_used_at", BigInteger, nullable=True),
+    Column("revoked_at", BigInteger, nullable=True),
+    Index("ix_developer_tokens_user_id", "user_id"),
+)
+"""A person's tokens for scripts (``lut_…``), kept only as hashes; ``workspace_id`` limits one
+to a single workspace. Not event-sourced, like sessions."""
+
+settings_values = Table(
+    "settings_values",
+    metadata,
+    Column("scope_kind", String(20), nullable=False),
+    Column("scope_id", ID, nullable=False),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("key", String(100), nullable=False),
+    Column("value", json_column_type(), nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("updated_by", String(200), nullable=False),
+    PrimaryKeyConstraint("workspace_id", "scope_kind", "scope_id", "key"),
+)
+"""Settings people set at a level (``workspace``, ``project``, ``user``, ``conversation``;
+see ``lineup.domain.settings``). A user's values are per workspace. Not event-sourced."""
 
 # Runtime coordination of hub nodes, not event-sourced: neither rebuilt by a replay nor read
 # by a client. See ``lineup.hub.leases`` and ``lineup.hub.cluster``.

@@ -82,6 +82,8 @@ def _world(hub: HubClient):
         "file_id": uploaded.json()["fileId"],
         "invitation_id": invitation["id"],
         **governed,
+        "level": "project",
+        "scope_id": governed["project_id"],
     }
     return ana, ids
 

@@ -7,6 +7,7 @@ import ipaddress
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Request
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from lineup.domain.errors import DomainError
+from lineup.hub import tokens
 from lineup.hub.accounts import SignedIn, person_in, session_user
 from lineup.hub.actors import Person
 from lineup.hub.config import Settings
@@ -28,7 +30,7 @@ from lineup.protocol.errors import (
     Unauthenticated,
     UnknownResult,
 )
-from lineup.store import idempotency
+from lineup.store import DeveloperTokenRecord, User, idempotency
 from lineup.store.idempotency import KeyBinding
 
 CSRF_HEADER = "X-CSRF-Token"
@@ -62,7 +64,22 @@ def csrf_cookie(settings: Settings) -> str:
     return f"{settings.cookie_prefix}_csrf"
 
 
+def developer_token(request: Request) -> str | None:
+    """A ``lut_…`` token sent as ``Authorization: Bearer``, if any."""
+    scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+    sent = sent.strip()
+    return sent if scheme.lower() == "bearer" and tokens.looks_like_token(sent) else None
+
+
 async def signed_in(request: Request, hub: Hub) -> SignedIn:
+    """A browser's session. A developer token is refused here: the routes that need a session
+    (tokens, passwords, sessions, workspaces) are the ones a script's key must not reach."""
+    if developer_token(request) is not None:
+        raise Forbidden(
+            "A developer token works only on a workspace's routes (/api/workspaces/{ws}/…); "
+            "sign in to manage tokens, passwords and sessions.",
+            details={"header": "Authorization"},
+        )
     signed = await session_user(hub, request.cookies.get(session_cookie(hub.settings)))
     if request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER, "")
@@ -77,10 +94,38 @@ async def signed_in(request: Request, hub: Hub) -> SignedIn:
 SignedInUser = Annotated[SignedIn, Depends(signed_in)]
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request to a workspace's route: a signed-in browser, or a script with one
+    of the person's developer tokens (``token``)."""
+
+    user: User
+    token: DeveloperTokenRecord | None = None
+
+
+async def caller(request: Request, hub: Hub) -> Caller:
+    sent = developer_token(request)
+    if sent is None:
+        return Caller((await signed_in(request, hub)).user)
+    record, user = await tokens.authenticate(hub, sent)
+    if request.method not in SAFE_METHODS and "write" not in record.scopes:
+        raise Forbidden(
+            "This developer token may only read (scope read); make one with the write scope "
+            "to change things.",
+            details={"scope": "write"},
+        )
+    return Caller(user, record)
+
+
+WorkspaceCaller = Annotated[Caller, Depends(caller)]
+
+
 async def person(
-    hub: Hub, signed: SignedInUser, workspace_id: Annotated[str, Path(max_length=128)]
+    hub: Hub, who: WorkspaceCaller, workspace_id: Annotated[str, Path(max_length=128)]
 ) -> Person:
-    return await person_in(hub, signed.user, workspace_id)
+    if who.token is not None and who.token.workspace_id not in (None, workspace_id):
+        raise Forbidden("You are not a member of this workspace.")
+    return await person_in(hub, who.user, workspace_id)
 
 
 Member = Annotated[Person, Depends(person)]
@@ -107,7 +152,7 @@ IdempotencyHeader = Annotated[str | None, Depends(idempotency_header)]
 async def idempotency_key(
     request: Request,
     hub: Hub,
-    signed: SignedInUser,
+    signed: WorkspaceCaller,
     header: IdempotencyHeader,
 ) -> AsyncIterator[str | None]:
     """A client's key for a state change, bound to the caller, the method, the path and the

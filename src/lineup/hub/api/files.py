@@ -23,7 +23,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from lineup.hub.api import responses
-from lineup.hub.api.deps import Hub, IdempotencyHeader, SignedInUser
+from lineup.hub.api.deps import Hub, IdempotencyHeader, WorkspaceCaller
 from lineup.hub.api.openapi import errors
 from lineup.hub.commands import derived_id
 from lineup.hub.credentials import authenticate_agent
@@ -126,7 +126,7 @@ async def upload_artifact(
 )
 async def download_file(
     hub: Hub,
-    signed: SignedInUser,
+    signed: WorkspaceCaller,
     workspace_id: Annotated[str, Path(max_length=128)],
     file_id: Annotated[str, Path(max_length=128)],
 ) -> Response:
@@ -134,6 +134,8 @@ async def download_file(
 
     def read(r: Reader) -> StoredFile | None:
         if r.get_membership(workspace_id, signed.user.id) is None:
+            return None
+        if signed.token is not None and signed.token.workspace_id not in (None, workspace_id):
             return None
         return get_file(r.connection, workspace_id, file_id)
 

@@ -21,9 +21,21 @@ class InvitationCode(Body):
     code: Annotated[str, Field(min_length=1, max_length=100)]
 
 
+ProjectRole = Literal["owner", "editor", "viewer"]
+
+
+class NewInvitation(Body):
+    project_id: Annotated[str | None, Field(max_length=128)] = None
+    """Also make the person a member of this project."""
+    project_role: ProjectRole | None = None
+    """Their role in ``project_id`` (``viewer`` unless given)."""
+
+
 class InvitationView(View):
     id: str
     role: str
+    project_id: str | None
+    project_role: ProjectRole | None
     created_by: str
     created_at: str
     expires_at: str
@@ -56,6 +68,8 @@ def _view(record: InvitationRecord, now_ms: int) -> dict[str, object]:
     return {
         "id": record.id,
         "role": record.role,
+        "project_id": record.project_id,
+        "project_role": record.project_role,
         "created_by": record.created_by,
         "created_at": iso(record.created_at),
         "expires_at": iso(record.expires_at),
@@ -67,11 +81,15 @@ def _view(record: InvitationRecord, now_ms: int) -> dict[str, object]:
 @router.post(
     "/workspaces/{workspace_id}/invitations",
     status_code=201,
-    **answers(CreatedInvitation, 400, 401, 403),
+    **answers(CreatedInvitation, 400, 401, 403, 404, 413),
 )
-async def create_invitation(hub: Hub, person: Member) -> CreatedInvitation:
-    """A single-use code that lets one person join this workspace (owners only)."""
-    new = await invitations.create(hub, person)
+async def create_invitation(
+    hub: Hub, person: Member, body: NewInvitation | None = None
+) -> CreatedInvitation:
+    """A single-use code that lets one person join this workspace (workspace owners), and with
+    ``projectId`` also that project with ``projectRole`` (its owners too)."""
+    asked = body or NewInvitation()
+    new = await invitations.create(hub, person, asked.project_id, asked.project_role)
     return CreatedInvitation.model_validate({**_view(new.record, hub.clock()), "code": new.code})
 
 

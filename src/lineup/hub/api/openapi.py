@@ -23,7 +23,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
-from lineup.hub.api.deps import CSRF_HEADER, SAFE_METHODS, signed_in
+from lineup.hub.api.deps import CSRF_HEADER, SAFE_METHODS, caller, signed_in
 from lineup.hub.api.responses import ErrorEnvelope
 
 MEANINGS: dict[int, str] = {
@@ -124,11 +124,18 @@ def install(app: FastAPI, *, session_cookie: str) -> None:
                     "scheme": "bearer",
                     "description": "An agent's credential from pairing (`lna_…`).",
                 },
+                "developerToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A person's developer token (`lut_…`), on a workspace's "
+                    "routes; scope `read` for GET only, `write` for state changes too.",
+                },
             }
             for route, path in all_routes(app):
                 if not (isinstance(route, APIRoute) and route.include_in_schema):
                     continue
-                if not _depends_on(route.dependant, signed_in):
+                by_token = _depends_on(route.dependant, caller)
+                if not (by_token or _depends_on(route.dependant, signed_in)):
                     continue
                 for method in route.methods or ():
                     operation = paths.get(path, {}).get(method.lower())
@@ -137,7 +144,7 @@ def install(app: FastAPI, *, session_cookie: str) -> None:
                     needs: dict[str, list[str]] = {"session": []}
                     if method not in SAFE_METHODS:
                         needs["csrf"] = []
-                    operation["security"] = [needs]
+                    operation["security"] = [needs, {"developerToken": []}] if by_token else [needs]
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -20,6 +20,7 @@ from lineup.hub.actors import Person
 from lineup.hub.commands import derived_id
 from lineup.hub.governance import invoke as core_invoke
 from lineup.hub.recorder import Writing
+from lineup.hub.scoped_settings import standing_limits
 from lineup.protocol import facts
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from lineup.protocol.ids import new_id
@@ -144,6 +145,9 @@ async def decide(
     row = await hub.store.read(lambda r: approval_in(r, ws, approval_id))
     await hub.store.read(lambda r: may_decide(r, person, row))
     bounds = standing.checked() if standing is not None and decision == "approve" else None
+    if standing is not None and bounds is not None:
+        limit = standing_limits(hub.settings, ws, row.project_id)
+        await hub.store.read(lambda r: limit(r, standing.minutes, standing.calls))
     current_version = row.resource_version
     void_reason: str | None = None
     if decision == "approve" and row.status == "pending":

@@ -26,6 +26,7 @@ from lineup.hub.commands import Recorded, derived_id
 from lineup.hub.governance import credentials
 from lineup.hub.governance.catalogue import CatalogueEntry, check_params, instance_of
 from lineup.hub.recorder import Writing
+from lineup.hub.scoped_settings import approval_ttl_of
 from lineup.protocol import facts
 from lineup.protocol.capabilities import CapabilityInvoke, Effect
 from lineup.protocol.envelope import Envelope, fingerprint
@@ -209,7 +210,6 @@ async def invoke(
     digest = digest_of(call.params)
     own_id = invocation_id(ws, agent.agent_id, call.invocation_id)
     sent = fingerprint(envelope)
-    ttl_ms = int(hub.settings.approval_ttl * 1000)
 
     prior = await hub.store.read(lambda r: gov_store.get_invocation(r.connection, ws, own_id))
     if prior is not None:
@@ -220,6 +220,7 @@ async def invoke(
         return place, verdict_for(read, ws, entry, instance, place)
 
     place, verdict = await hub.store.read(judge)
+    ttl_ms = await hub.store.read(lambda r: approval_ttl_of(r, hub.settings, ws, place))
     if not verdict.allowed:
         details: dict[str, Any] = {"reason": verdict.code, "capability": entry.spec.id}
         if verdict.rule_id:

@@ -332,6 +332,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Tokens */
+        get: operations["list_tokens_api_tokens_get"];
+        put?: never;
+        /**
+         * Create Token
+         * @description A developer token for scripts (``Authorization: Bearer lut_…``), shown once.
+         */
+        post: operations["create_token_api_tokens_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Token
+         * @description Ends the token at once: its next request is ``401``.
+         */
+        delete: operations["revoke_token_api_tokens__token_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces": {
         parameters: {
             query?: never;
@@ -837,7 +878,8 @@ export interface paths {
         put?: never;
         /**
          * Create Invitation
-         * @description A single-use code that lets one person join this workspace (owners only).
+         * @description A single-use code that lets one person join this workspace (workspace owners), and with
+         *     ``projectId`` also that project with ``projectRole`` (its owners too).
          */
         post: operations["create_invitation_api_workspaces__workspace_id__invitations_post"];
         delete?: never;
@@ -1029,6 +1071,46 @@ export interface paths {
         post?: never;
         /** Remove Member */
         delete: operations["remove_member_api_workspaces__workspace_id__projects__project_id__members__user_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Settings
+         * @description Every setting's effective value for the workspace, a project or a conversation.
+         */
+        get: operations["get_settings_api_workspaces__workspace_id__settings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/settings/{level}/{scope_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Settings
+         * @description Set values at one level (``null`` clears one), all or none.
+         */
+        put: operations["put_settings_api_workspaces__workspace_id__settings__level___scope_id__put"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1655,6 +1737,10 @@ export interface components {
             expiresAt: string;
             /** Id */
             id: string;
+            /** Projectid */
+            projectId: string | null;
+            /** Projectrole */
+            projectRole: ("owner" | "editor" | "viewer") | null;
             /** Role */
             role: string;
             /**
@@ -1664,6 +1750,32 @@ export interface components {
             status: "open" | "used" | "expired";
             /** Usedat */
             usedAt: string | null;
+        };
+        /** CreatedToken */
+        CreatedToken: {
+            /** Createdat */
+            createdAt: string;
+            /** Expiresat */
+            expiresAt: string | null;
+            /** Id */
+            id: string;
+            /** Lastusedat */
+            lastUsedAt: string | null;
+            /** Name */
+            name: string;
+            /** Revokedat */
+            revokedAt: string | null;
+            /** Scopes */
+            scopes: ("read" | "write")[];
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "active" | "expired" | "revoked";
+            /** Token */
+            token: string;
+            /** Workspaceid */
+            workspaceId: string | null;
         };
         /** DecisionBody */
         DecisionBody: {
@@ -1986,6 +2098,10 @@ export interface components {
             expiresAt: string;
             /** Id */
             id: string;
+            /** Projectid */
+            projectId: string | null;
+            /** Projectrole */
+            projectRole: ("owner" | "editor" | "viewer") | null;
             /** Role */
             role: string;
             /**
@@ -2034,6 +2150,21 @@ export interface components {
         Joined: {
             /** Workspaceid */
             workspaceId: string;
+        };
+        JsonValue: unknown;
+        /** LevelValues */
+        LevelValues: {
+            /**
+             * Level
+             * @enum {string}
+             */
+            level: "system" | "workspace" | "project" | "user" | "conversation";
+            /** Scopeid */
+            scopeId: string;
+            /** Values */
+            values: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
         };
         /** Me */
         Me: {
@@ -2130,6 +2261,13 @@ export interface components {
             /** Title */
             title: string;
         };
+        /** NewInvitation */
+        NewInvitation: {
+            /** Projectid */
+            projectId?: string | null;
+            /** Projectrole */
+            projectRole?: ("owner" | "editor" | "viewer") | null;
+        };
         /** NewMessage */
         NewMessage: {
             /** Attachments */
@@ -2190,6 +2328,17 @@ export interface components {
             title: string;
         } & {
             [key: string]: unknown;
+        };
+        /** NewToken */
+        NewToken: {
+            /** Expiresindays */
+            expiresInDays?: number | null;
+            /** Name */
+            name: string;
+            /** Scopes */
+            scopes?: ("read" | "write")[];
+            /** Workspaceid */
+            workspaceId?: string | null;
         };
         /** NewWorkspace */
         NewWorkspace: {
@@ -2580,6 +2729,57 @@ export interface components {
             /** Signedoutsessions */
             signedOutSessions: number;
         };
+        /** SettingScopes */
+        SettingScopes: {
+            /** Conversation */
+            conversation: string | null;
+            /** Project */
+            project: string | null;
+            /** User */
+            user: string | null;
+            /** Workspace */
+            workspace: string;
+        };
+        /** SettingsView */
+        SettingsView: {
+            scopes: components["schemas"]["SettingScopes"];
+            /** Settings */
+            settings: components["schemas"]["SettingView"][];
+            /**
+             * Values
+             * @description The values set at each level of this place, by level then key.
+             */
+            values: {
+                [key: string]: {
+                    [key: string]: components["schemas"]["JsonValue"];
+                };
+            };
+        };
+        /** SettingView */
+        SettingView: {
+            default: components["schemas"]["JsonValue"];
+            /** Description */
+            description: string;
+            /** Key */
+            key: string;
+            /**
+             * Level
+             * @description Where `value` comes from.
+             * @enum {string}
+             */
+            level: "system" | "workspace" | "project" | "user" | "conversation";
+            /**
+             * Levels
+             * @description Where it may be set, least specific first.
+             */
+            levels: ("system" | "workspace" | "project" | "user" | "conversation")[];
+            /** Schema */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** @description The effective value here. */
+            value: components["schemas"]["JsonValue"];
+        };
         /** SignedIn */
         SignedIn: {
             /**
@@ -2748,10 +2948,39 @@ export interface components {
             /** Tasks */
             tasks: components["schemas"]["Task"][];
         };
+        /** TokenList */
+        TokenList: {
+            /** Tokens */
+            tokens: components["schemas"]["TokenView"][];
+        };
         /** TokenSignIn */
         TokenSignIn: {
             /** Token */
             token: string;
+        };
+        /** TokenView */
+        TokenView: {
+            /** Createdat */
+            createdAt: string;
+            /** Expiresat */
+            expiresAt: string | null;
+            /** Id */
+            id: string;
+            /** Lastusedat */
+            lastUsedAt: string | null;
+            /** Name */
+            name: string;
+            /** Revokedat */
+            revokedAt: string | null;
+            /** Scopes */
+            scopes: ("read" | "write")[];
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "active" | "expired" | "revoked";
+            /** Workspaceid */
+            workspaceId: string | null;
         };
         /**
          * ToolAnswer
@@ -3955,6 +4184,196 @@ export interface operations {
             };
             /** @description `rate_limited`: too many attempts; `details.retryAfterMs` and the `Retry-After` header say when to try again. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_tokens_api_tokens_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_token_api_tokens_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewToken"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revoke_token_api_tokens__token_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6154,7 +6573,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NewInvitation"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             201: {
@@ -6185,6 +6608,24 @@ export interface operations {
             };
             /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7123,6 +7564,160 @@ export interface operations {
             };
             /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_settings_api_workspaces__workspace_id__settings_get: {
+        parameters: {
+            query?: {
+                conversationId?: string | null;
+                projectId?: string | null;
+            };
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsView"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    put_settings_api_workspaces__workspace_id__settings__level___scope_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                level: string;
+                scope_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: components["schemas"]["JsonValue"];
+                };
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LevelValues"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

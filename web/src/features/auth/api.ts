@@ -16,6 +16,9 @@ export interface AuthOptions {
 export interface Invitation {
   id: string;
   role: string;
+  /** The project it also joins, with the role there; null for the workspace alone. */
+  projectId: string | null;
+  projectRole: "owner" | "editor" | "viewer" | null;
   createdBy: string;
   createdAt: string;
   expiresAt: string;
@@ -51,8 +54,11 @@ export class AuthApi {
     return this.transport.get(`/api/workspaces/${enc(workspaceId)}/invitations`);
   }
 
-  createInvitation(workspaceId: string): Promise<CreatedInvitation> {
-    return this.transport.post(`/api/workspaces/${enc(workspaceId)}/invitations`, {});
+  createInvitation(
+    workspaceId: string,
+    into: { projectId?: string; projectRole?: Invitation["projectRole"] } = {},
+  ): Promise<CreatedInvitation> {
+    return this.transport.post(`/api/workspaces/${enc(workspaceId)}/invitations`, into);
   }
 
   revokeInvitation(workspaceId: string, invitationId: string): Promise<void> {

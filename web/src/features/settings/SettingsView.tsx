@@ -1,4 +1,5 @@
-// Settings: profile, workspace and invitations, appearance, notifications, password and sessions.
+// Settings: profile, workspace and invitations, layered settings, appearance, notifications,
+// password and sessions, developer tokens.
 
 import { useId, useState } from "react";
 import { useWorkspace } from "../../app/workspace";
@@ -9,7 +10,9 @@ import { Button, Card, Icon } from "../../ui";
 import { ApiError } from "../../api/client";
 import { NotificationSettings } from "../notifications/NotificationSettings";
 import { AccountSecurity } from "./AccountSecurity";
+import { DeveloperTokens } from "./DeveloperTokens";
 import { InviteSomeone, JoinWorkspace } from "./Invitations";
+import { LayeredSettings } from "./LayeredSettings";
 
 export function SettingsView() {
   const { user, workspace } = useWorkspace();
@@ -84,9 +87,11 @@ export function SettingsView() {
         {session.direct ? null : <JoinWorkspace />}
       </Card>
 
-      {workspace.role === "owner" && !session.direct ? (
-        <InviteSomeone workspaceId={workspace.id} workspaceName={workspace.name} />
-      ) : null}
+      {session.direct ? null : (
+        <InviteSomeone workspaceId={workspace.id} workspaceName={workspace.name} isOwner={workspace.role === "owner"} />
+      )}
+
+      <LayeredSettings workspaceId={workspace.id} userId={user.id} isOwner={workspace.role === "owner"} />
 
       <Card>
         <h2 className="card-title">Appearance</h2>
@@ -111,6 +116,8 @@ export function SettingsView() {
       <NotificationSettings transport={session.transport} />
 
       {session.direct ? null : <AccountSecurity />}
+
+      {session.direct ? null : <DeveloperTokens workspaceId={workspace.id} workspaceName={workspace.name} />}
 
       <Card>
         <h2 className="card-title">Session</h2>

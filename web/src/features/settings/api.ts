@@ -1,0 +1,61 @@
+// Layered settings, developer tokens and the projects an invitation may name
+// (src/lineup/hub/api/settings.py, tokens.py, governance.py).
+
+import type { Transport } from "../../api/client";
+import type { components } from "../../api/generated/openapi";
+
+type Schemas = components["schemas"];
+const enc = encodeURIComponent;
+
+export type SettingsPlace = Schemas["SettingsView"];
+export type Setting = Schemas["SettingView"];
+export type Level = Setting["level"];
+export type LevelValues = Schemas["LevelValues"];
+export type DeveloperToken = Schemas["TokenView"];
+export type CreatedToken = Schemas["CreatedToken"];
+export type Scope = DeveloperToken["scopes"][number];
+export type ProjectSummary = Schemas["ProjectView"];
+export type ProjectRole = NonNullable<ProjectSummary["role"]>;
+
+export const LEVEL_LABEL: Record<Level, string> = {
+  system: "Hub default",
+  workspace: "Workspace",
+  project: "Project",
+  user: "You",
+  conversation: "Conversation",
+};
+
+export class PeopleApi {
+  constructor(readonly transport: Transport) {}
+
+  settings(workspaceId: string, where: { projectId?: string; conversationId?: string } = {}): Promise<SettingsPlace> {
+    const query = new URLSearchParams();
+    if (where.projectId) query.set("projectId", where.projectId);
+    if (where.conversationId) query.set("conversationId", where.conversationId);
+    const q = query.toString();
+    return this.transport.get(`/api/workspaces/${enc(workspaceId)}/settings${q ? `?${q}` : ""}`);
+  }
+
+  /** Set (null: clear) values at one level, all or none. */
+  putSettings(workspaceId: string, level: Level, scopeId: string, values: Record<string, unknown>): Promise<LevelValues> {
+    return this.transport.request("PUT", `/api/workspaces/${enc(workspaceId)}/settings/${enc(level)}/${enc(scopeId)}`, {
+      body: values,
+    });
+  }
+
+  projects(workspaceId: string): Promise<{ projects: ProjectSummary[] }> {
+    return this.transport.get(`/api/workspaces/${enc(workspaceId)}/projects`);
+  }
+
+  tokens(): Promise<{ tokens: DeveloperToken[] }> {
+    return this.transport.get("/api/tokens");
+  }
+
+  createToken(body: { name: string; scopes: Scope[]; expiresInDays?: number; workspaceId?: string }): Promise<CreatedToken> {
+    return this.transport.post("/api/tokens", body);
+  }
+
+  revokeToken(tokenId: string): Promise<void> {
+    return this.transport.request("DELETE", `/api/tokens/${enc(tokenId)}`);
+  }
+}
