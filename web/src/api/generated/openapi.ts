@@ -722,7 +722,8 @@ export interface paths {
         };
         /**
          * List Events
-         * @description The workspace's log after a sequence, in order (the same frames the WebSocket sends).
+         * @description The workspace's log after a sequence, in order (the same frames the WebSocket sends),
+         *     less what belongs to projects the person is not in; ``nextAfter`` is where to go on.
          */
         get: operations["list_events_api_workspaces__workspace_id__events_get"];
         put?: never;
@@ -1907,6 +1908,8 @@ export interface components {
             events: components["schemas"]["Event"][];
             /** Latestsequence */
             latestSequence: number;
+            /** Nextafter */
+            nextAfter?: number | null;
         };
         /** ExecutionList */
         ExecutionList: {

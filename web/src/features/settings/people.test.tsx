@@ -143,7 +143,7 @@ describe("developer tokens", () => {
       }
       if (path === "/api/tokens") return json(200, { tokens: listed });
       if (path === "/api/tokens/tok_1" && init?.method === "DELETE") {
-        listed[0] = { ...listed[0], status: "revoked" };
+        listed[0] = { ...(listed[0] as (typeof listed)[number]), status: "revoked" };
         return new Response(null, { status: 204 });
       }
       return undefined;
