@@ -14,11 +14,11 @@ import { AnswerProgress, ConflictNote } from "../../answering/AnswerProgress";
 import { useAnswerOnce } from "../../answering/useAnswerOnce";
 import { clockNow, subscribeClock } from "../../lib/clock";
 import { Link } from "../../lib/router";
-import { countdown, fullTime } from "../../lib/time";
+import { fullTime } from "../../lib/time";
 import { useResource } from "../../lib/useResource";
 import { Button, Icon, RelativeTime, StatusPill } from "../../ui";
 import { StandingForm } from "./StandingForm";
-import { applyApprovalEvent, approvalLook, msLeft, pretty, shortDigest, shortValue } from "./status";
+import { applyApprovalEvent, approvalLook, msLeft, pretty, shortDigest, shortValue, timeLeft, timeLeftWords } from "./status";
 import "../../answering/card.css";
 import "./governance.css";
 
@@ -222,8 +222,8 @@ function Expiry({ expiresAt, now }: { expiresAt: string; now: number }) {
     <p className="icard-expiry">
       <Icon name="clock" size={14} />
       <span>
-        Expires in <span className="gcard-countdown" aria-hidden="true">{countdown(left)}</span>
-        <span className="sr-only">{Math.ceil(left / 60_000)} minutes</span>, at {fullTime(expiresAt)}
+        Expires in <span className="gcard-countdown" aria-hidden="true">{timeLeft(left)}</span>
+        <span className="sr-only">{timeLeftWords(left)}</span>, at {fullTime(expiresAt)}
       </span>
     </p>
   );

@@ -50,7 +50,9 @@ export function runError(value: Record<string, unknown> | null | undefined): Run
   return { code, message, retryable: value.retryable === true };
 }
 
-const SECRET_KEY = /(token|secret|password|passwd|credential|authorization|api[-_]?key|cookie|private[-_]?key)/i;
+// credentials, and the hub's own keys (an idempotency key is how the hub talks to a system,
+// not something a person acts on)
+const SECRET_KEY = /(token|secret|password|passwd|credential|authorization|api[-_]?key|cookie|private[-_]?key|idempotency)/i;
 export const HIDDEN = "••• hidden";
 
 /** The value with every field whose name looks like a secret replaced, at any depth. */
@@ -132,4 +134,23 @@ export function msLeft(expiresAt: string | null | undefined, now: number): numbe
   const iso = isoOf(expiresAt);
   if (!iso) return Number.POSITIVE_INFINITY;
   return Date.parse(iso) - now;
+}
+
+/** "9:58" under an hour, "23 h 59 min" beyond, for an expiry countdown. */
+export function timeLeft(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  if (total < 3600) return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+  const minutes = Math.floor(total / 60);
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return m ? `${h} h ${m} min` : `${h} h`;
+}
+
+/** The same in words, for a screen reader (which should not hear every second). */
+export function timeLeftWords(ms: number): string {
+  const minutes = Math.max(0, Math.ceil(ms / 60_000));
+  if (minutes < 60) return `${minutes} minute${minutes === 1 ? "" : "s"}`;
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return `${h} hour${h === 1 ? "" : "s"}${m ? ` ${m} minute${m === 1 ? "" : "s"}` : ""}`;
 }
