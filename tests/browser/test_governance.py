@@ -50,9 +50,7 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
     page.get_by_role("button", name="Create conversation").click()
     expect(page).to_have_url(re.compile(r"/conversations/[^/?]+$"))
     conversation_id = page.url.rstrip("/").split("/")[-1]
-    expect(page.get_by_test_id("conversation-project")).to_have_text(
-        "Project: Plant 1 scheduling"
-    )
+    expect(page.get_by_test_id("conversation-project")).to_have_text("Project: Plant 1 scheduling")
 
     # A read runs at once: the draft and the version it was made against.
     preview = agent.invoke(PREVIEW, {"horizonDays": 7}, conversation_id=conversation_id)
