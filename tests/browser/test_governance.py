@@ -42,6 +42,7 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
     expect(rule_list).to_contain_text("scheduling.*")
     expect(rule_list).to_contain_text("for owner, editor")
     screenshot(page, "governance-project")
+    assert axe_violations(page) == []
 
     # A conversation in the project, with the one agent.
     page.goto("/conversations?new=1")

@@ -524,7 +524,7 @@ function Capabilities({ canSwitch }: { canSwitch: boolean }) {
                 role="switch"
                 checked={enabled}
                 disabled={!canSwitch}
-                aria-label={`${c.id} ${enabled ? "on" : "off"}`}
+                aria-label={`Allow ${c.id}`}
                 onChange={(e) =>
                   api
                     .setCapabilityEnabled(c.id, e.target.checked)
