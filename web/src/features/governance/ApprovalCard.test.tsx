@@ -92,6 +92,14 @@ describe("the confirm card", () => {
     expect(screen.getByText("Rejected")).toBeVisible();
   });
 
+  it("returns keyboard focus to the button that opened a form when it is cancelled", async () => {
+    const { user } = card(makeApproval());
+    await user.click(screen.getByRole("button", { name: "Reject…" }));
+    expect(screen.getByLabelText("Why are you rejecting it?")).toHaveFocus();
+    await user.click(screen.getByRole("button", { name: "Cancel" }));
+    expect(screen.getByRole("button", { name: "Reject…" })).toHaveFocus();
+  });
+
   it("on a conflict shows who decided first and turns read-only", async () => {
     const approval = makeApproval();
     const api = fakeApprovalApi(approval);

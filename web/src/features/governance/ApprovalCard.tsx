@@ -7,7 +7,7 @@
 // approval back and says who decided first; an expiry or a voiding ends the card with its
 // reason. Viewers see the card read-only.
 
-import { useId, useState, useSyncExternalStore, type FormEvent, type ReactNode, type RefObject } from "react";
+import { useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent, type ReactNode, type RefObject } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { Approval, ApprovalDecision, ProjectDetail } from "../../api/types";
 import { AnswerProgress, ConflictNote } from "../../answering/AnswerProgress";
@@ -246,6 +246,13 @@ function Decide({
   submit: (d: ApprovalDecision) => void;
   handover: ReactNode;
 }) {
+  // Back from a form, keyboard focus returns to the button that opened it.
+  const opener = useRef<Partial<Record<Mode, HTMLButtonElement | null>>>({});
+  const previous = useRef<Mode>(mode);
+  useEffect(() => {
+    if (mode === "buttons" && previous.current !== "buttons") opener.current[previous.current]?.focus();
+    previous.current = mode;
+  }, [mode]);
   if (mode === "standing") {
     return (
       <StandingForm
@@ -271,13 +278,13 @@ function Decide({
       >
         Approve once
       </Button>
-      <Button disabled={busy} onClick={() => setMode("standing")}>
+      <Button ref={(el) => void (opener.current.standing = el)} disabled={busy} onClick={() => setMode("standing")}>
         Approve and don’t ask again…
       </Button>
-      <Button variant="danger" disabled={busy} onClick={() => setMode("reject")}>
+      <Button ref={(el) => void (opener.current.reject = el)} variant="danger" disabled={busy} onClick={() => setMode("reject")}>
         Reject…
       </Button>
-      <Button variant="ghost" disabled={busy} onClick={() => setMode("handover")}>
+      <Button ref={(el) => void (opener.current.handover = el)} variant="ghost" disabled={busy} onClick={() => setMode("handover")}>
         Hand over…
       </Button>
     </div>
@@ -374,7 +381,7 @@ function Handover({
       ) : (
         <div className="field">
           <label htmlFor={id}>Ask someone else to decide</label>
-          <select id={id} value={chosen} onChange={(e) => setUserId(e.target.value)} disabled={busy}>
+          <select id={id} value={chosen} autoFocus onChange={(e) => setUserId(e.target.value)} disabled={busy}>
             {candidates.map((m) => (
               <option key={m.userId} value={m.userId}>
                 {m.displayName} ({m.role})

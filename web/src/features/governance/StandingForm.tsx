@@ -92,7 +92,7 @@ export function StandingForm({
       <div className="standing-row">
         <div className="field">
           <label htmlFor={minutesId}>For how many minutes</label>
-          <input id={minutesId} type="number" inputMode="numeric" min={1} max={MAX_MINUTES} value={minutes} disabled={busy} onChange={(e) => setMinutes(e.target.value)} />
+          <input id={minutesId} type="number" inputMode="numeric" min={1} max={MAX_MINUTES} value={minutes} autoFocus disabled={busy} onChange={(e) => setMinutes(e.target.value)} />
         </div>
         <div className="field">
           <label htmlFor={callsId}>For how many calls</label>
