@@ -4,11 +4,11 @@
 
 import { useId, useState, type FormEvent } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
-import type { NewRule, PolicyRule, ProjectDetail, ProjectRole, StandingPermission } from "../../api/types";
+import type { NewRule, Policy, PolicyRule, ProjectDetail, ProjectRole, StandingPermission } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
 import { Link, navigate } from "../../lib/router";
 import { fullTime } from "../../lib/time";
-import { useResource } from "../../lib/useResource";
+import { useResource, type Resource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
 import { Badge, Button, Card, EmptyState, ErrorBanner, Icon, Loading, StatusPill } from "../../ui";
 import "./governance.css";
@@ -133,6 +133,7 @@ export function ProjectSettings({ projectId }: { projectId: string }) {
   const project = useResource(() => api.project(projectId), [api, projectId], {
     refreshOn: (e) => e.type.startsWith("project."),
   });
+  const policy = usePolicy();
   useTitle(project.data?.name ?? "Project");
   const p = project.data;
   const isOwner = p?.role === "owner";
@@ -150,8 +151,8 @@ export function ProjectSettings({ projectId }: { projectId: string }) {
             <p className="muted">Your role: {p.role ?? (workspace.role === "owner" ? "workspace owner (not a member)" : "none")}</p>
           </header>
           <Members project={p} canEdit={isOwner} onChanged={project.setData} />
-          <ProjectRules project={p} canEdit={isOwner} />
-          <Permissions projectId={p.id} canRevoke={isOwner || workspace.role === "owner"} />
+          <ProjectRules project={p} canEdit={isOwner} policy={policy} />
+          <Permissions projectId={p.id} canRevoke={isOwner || workspace.role === "owner"} policy={policy} />
         </>
       ) : null}
     </div>
@@ -325,13 +326,12 @@ function RuleList({ rules, canEdit, onRemoved }: { rules: PolicyRule[]; canEdit:
   );
 }
 
-function usePolicy() {
+function usePolicy(): Resource<Policy> {
   const { api } = useWorkspace();
   return useResource(() => api.policy(), [api], { refreshOn: (e) => touchesPolicy(e.type) });
 }
 
-function ProjectRules({ project, canEdit }: { project: ProjectDetail; canEdit: boolean }) {
-  const policy = usePolicy();
+function ProjectRules({ project, canEdit, policy }: { project: ProjectDetail; canEdit: boolean; policy: Resource<Policy> }) {
   const rules = (policy.data?.rules ?? []).filter((r) => r.projectId === project.id);
   return (
     <Card>
@@ -451,17 +451,16 @@ const PERMISSION_LOOK: Record<StandingPermission["status"], { tone: "success" | 
   revoked: { tone: "neutral", icon: "stopCircle", label: "Revoked" },
 };
 
-function Permissions({ projectId, canRevoke }: { projectId: string; canRevoke: boolean }) {
+function Permissions({ projectId, canRevoke, policy }: { projectId: string; canRevoke: boolean; policy: Resource<Policy> }) {
   const { api, actorName } = useWorkspace();
-  const policy = usePolicy();
   const [error, setError] = useState<string | null>(null);
   const list = (policy.data?.permissions ?? []).filter((p) => p.projectId === projectId);
   return (
     <Card>
       <h2 className="card-title">Standing permissions</h2>
       <p className="small muted">Calls that run without asking again, granted with “Approve and don’t ask again”.</p>
-      {list.length === 0 ? <p className="muted">None.</p> : null}
-      <ul className="rule-list" aria-label="Standing permissions">
+      {!policy.data ? <Loading what="standing permissions" /> : list.length === 0 ? <p className="muted">None.</p> : null}
+      <ul className="rule-list" aria-label="Standing permissions" hidden={list.length === 0}>
         {list.map((p) => {
           const look = PERMISSION_LOOK[p.status];
           return (
