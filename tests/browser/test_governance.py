@@ -2,8 +2,9 @@
 scheduling capabilities for its owners and editors, and starts a conversation in it; an agent
 previews a schedule of the in-tree scheduling provider's demo plant (a read: it runs at once)
 and asks to publish it (a write: it waits); the person sees the confirm card — impact,
-summary, target version — and approves; the agent hears accepted, then succeeded with the
-published version; the run record shows the status and the audit entries behind it."""
+summary, target version — and approves with the keyboard; the agent hears accepted, then
+succeeded with the published version; the run record shows the status and the audit entries
+behind it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import PHONE, axe_violations, screenshot
+from tests.browser.conftest import PHONE, axe_violations, screenshot, tab_to
 
 PREVIEW = "scheduling.schedule.preview"
 PUBLISH = "scheduling.schedule.publish"
@@ -86,7 +87,10 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
     screenshot(page, "governance-confirm-card-phone")
     assert axe_violations(page) == []
 
-    card.get_by_role("button", name="Approve once").click()
+    # keyboard only: Tab to Approve once, press Enter
+    page.locator("body").focus()
+    tab_to(page, "Approve once")
+    page.keyboard.press("Enter")
     outcome = card.get_by_role("region", name="Outcome")
     expect(outcome).to_contain_text("Ana approved")
 
