@@ -101,25 +101,27 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
     assert isinstance(published, int) and published > int(based_on), finished
     assert finished["executionId"] == accepted["executionId"]
 
-    # The conversation shows the run, and the card leads to its record.
+    # The conversation shows the run.
     run = page.locator(f".run-row[data-execution-id='{finished['executionId']}']")
     expect(run).to_have_attribute("data-status", "succeeded")
     expect(run).to_contain_text("Done")
     screenshot(page, "governance-approved-phone")
-    outcome.get_by_role("link", name="Open the run record").click()
+
+    # The approval center lists it as done; its row opens the card, which leads to the record.
+    page.goto("/approvals?view=done")
+    row = page.locator(f".approval-row[data-approval-id='{approval_id}']")
+    expect(row).to_contain_text("Approved")
+    row.get_by_role("link").click()
+    decided = page.locator(f"[data-approval-id='{approval_id}']")
+    expect(decided).to_have_attribute("data-status", "approved")
+    decided.get_by_role("link", name="Open the run record").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text(PUBLISH)
     expect(page.get_by_test_id("run-status")).to_have_text("Done")
     expect(page.get_by_text("Ana", exact=True).first).to_be_visible()
     expect(page.locator("body")).to_contain_text(f'"publishedVersion": {published}')
-    # The audit chain behind it: at least the approval's decision.
-    entries = page.get_by_role("list", name="Audit entries").locator(".audit-entry")
-    expect(entries.first).to_be_visible()
-    expect(page.get_by_role("list", name="Audit entries")).to_contain_text("approval.decided")
     screenshot(page, "governance-run-record-phone")
     assert axe_violations(page) == []
-
-    # The approval center lists it as done.
-    page.goto("/approvals?view=done")
-    expect(page.locator(f".approval-row[data-approval-id='{approval_id}']")).to_contain_text(
-        "Approved"
-    )
+    # The audit chain behind it: at least the approval's decision.
+    audit = page.get_by_role("list", name="Audit entries")
+    expect(audit.locator(".audit-entry").first).to_be_visible()
+    expect(audit).to_contain_text("approval.decided")
