@@ -38,6 +38,13 @@ describe("the confirm card", () => {
     expect(within(params).getByText(/sha256:9f86d081884c/)).toBeInTheDocument();
   });
 
+  it("never shows a value whose name says it is a secret", () => {
+    const { container } = card(makeApproval({ params: { draftId: "draft-7", apiToken: "s3cret" }, draft: { password: "hunter2" } }));
+    expect(container).not.toHaveTextContent("s3cret");
+    expect(container).not.toHaveTextContent("hunter2");
+    expect(screen.getByRole("region", { name: "What will run" })).toHaveTextContent("apiToken ••• hidden");
+  });
+
   it("approves once with the keyboard and shows who approved, with the way to the run record", async () => {
     const { user, api } = card(makeApproval());
     await user.tab();

@@ -18,7 +18,17 @@ import { fullTime } from "../../lib/time";
 import { useResource } from "../../lib/useResource";
 import { Button, Icon, RelativeTime, StatusPill } from "../../ui";
 import { StandingForm } from "./StandingForm";
-import { applyApprovalEvent, approvalLook, msLeft, pretty, shortDigest, shortValue, timeLeft, timeLeftWords } from "./status";
+import {
+  applyApprovalEvent,
+  approvalLook,
+  msLeft,
+  pretty,
+  redact,
+  shortDigest,
+  shortValue,
+  timeLeft,
+  timeLeftWords,
+} from "./status";
 import "../../answering/card.css";
 import "./governance.css";
 
@@ -143,7 +153,7 @@ export function ApprovalCard({
             <dt>Parameters</dt>
             <dd>
               <ul className="gcard-params">
-                {Object.entries(current.params).map(([k, v]) => (
+                {Object.entries(redact(current.params) as Record<string, unknown>).map(([k, v]) => (
                   <li key={k}>
                     <span className="muted">{k}</span> {shortValue(v)}
                   </li>
