@@ -87,6 +87,16 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
     screenshot(page, "governance-confirm-card-phone")
     assert axe_violations(page) == []
 
+    # The inbox and the approval center say it waits.
+    other = page.context.new_page()
+    other.goto("/inbox")
+    expect(other.get_by_test_id("inbox-approvals")).to_have_text("1 change waits for your approval")
+    other.get_by_test_id("inbox-approvals").click()
+    waiting_row = other.locator(f".approval-row[data-approval-id='{approval_id}']")
+    expect(waiting_row).to_contain_text("Waiting for approval")
+    expect(waiting_row).to_contain_text("Plant 1 scheduling")
+    other.close()
+
     # keyboard only: Tab to Approve once, press Enter
     page.locator("body").focus()
     tab_to(page, "Approve once")
