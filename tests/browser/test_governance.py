@@ -84,6 +84,7 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
         "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
     assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
+    card.evaluate("e => e.scrollIntoView({block: 'start'})")
     screenshot(page, "governance-confirm-card-phone")
     assert axe_violations(page) == []
 
@@ -96,6 +97,14 @@ def test_a_person_approves_a_scheduling_publish_on_a_phone_and_reads_its_run_rec
     expect(waiting_row).to_contain_text("Waiting for approval")
     expect(waiting_row).to_contain_text("Plant 1 scheduling")
     other.close()
+
+    # The card in the dark theme passes axe too.
+    dark = new_context(viewport=PHONE, person=person, color_scheme="dark").new_page()
+    dark.goto(f"/conversations/{conversation_id}")
+    expect(dark.locator(f"[data-approval-id='{approval_id}']")).to_be_visible()
+    screenshot(dark, "governance-confirm-card-phone-dark")
+    assert axe_violations(dark) == []
+    dark.close()
 
     # keyboard only: Tab to Approve once, press Enter
     page.locator("body").focus()
