@@ -107,14 +107,69 @@ class ScriptedAgent:
     # --- sending ----------------------------------------------------------------------
 
     def call(
-        self, type_: str, payload: dict[str, Any], *, task_id: str | None = None
+        self,
+        type_: str,
+        payload: dict[str, Any],
+        *,
+        task_id: str | None = None,
+        conversation_id: str | None = None,
     ) -> dict[str, Any]:
         """Send one envelope and wait for its answer; fail the test on an error frame."""
         event_id = new_id("evt")
-        self._send_raw(event_id, type_, payload, task_id=task_id)
+        self._send_raw(event_id, type_, payload, task_id=task_id, conversation_id=conversation_id)
         answer = self._wait_answer(event_id)
         assert answer.get("type") == "ack", f"{type_} refused: {answer}"
         return answer
+
+    def invoke(
+        self,
+        capability: str,
+        params: dict[str, Any],
+        *,
+        conversation_id: str,
+        instance: str | None = None,
+    ) -> str:
+        """Send ``capability.invoke`` in a conversation; return its ``invocationId`` once acked."""
+        invocation_id = new_id("inv")
+        payload: dict[str, Any] = {
+            "invocationId": invocation_id,
+            "capability": capability,
+            "params": params,
+        }
+        if instance is not None:
+            payload["instance"] = instance
+        self.call("capability.invoke", payload, conversation_id=conversation_id)
+        return invocation_id
+
+    def capability_result(
+        self, invocation_id: str, status: str | None = None, timeout: float = DEADLINE
+    ) -> dict[str, Any]:
+        """The next ``capability.result`` payload for ``invocation_id`` (with ``status``, if
+        given); the other downlink frames stay queued for later waits."""
+        deadline = time.monotonic() + timeout
+        held: list[dict[str, Any]] = []
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"no capability.result {status or ''} for {invocation_id} within {timeout}s"
+                    )
+                try:
+                    frame = self.downlink.get(timeout=left)
+                except queue.Empty:
+                    continue
+                payload = frame.get("payload") or {}
+                if (
+                    frame.get("type") == "capability.result"
+                    and payload.get("invocationId") == invocation_id
+                    and (status is None or payload.get("status") == status)
+                ):
+                    return dict(payload)
+                held.append(frame)
+        finally:
+            for frame in held:
+                self.downlink.put(frame)
 
     def send_delta(self, message_id: str, delta: str, *, task_id: str) -> None:
         self.call("message.delta", {"messageId": message_id, "delta": delta}, task_id=task_id)
@@ -137,9 +192,17 @@ class ScriptedAgent:
     # --- internals --------------------------------------------------------------------
 
     def _send_raw(
-        self, event_id: str, type_: str, payload: dict[str, Any], *, task_id: str | None = None
+        self,
+        event_id: str,
+        type_: str,
+        payload: dict[str, Any],
+        *,
+        task_id: str | None = None,
+        conversation_id: str | None = None,
     ) -> None:
-        extra = {} if task_id is None else {"taskId": task_id}
+        extra: dict[str, str] = {} if task_id is None else {"taskId": task_id}
+        if conversation_id is not None:
+            extra["conversationId"] = conversation_id
         frame = envelope(type_, payload, self.pairing.workspace_id, event_id=event_id, **extra)
         assert self.ws is not None, "not connected"
         self.ws.send(json.dumps(frame))

@@ -47,6 +47,9 @@ export interface AnswerOnce<Item, Answer> {
   retry: () => void;
   /** The outcome section: it takes keyboard focus when the pressed button disappears. */
   outcomeRef: RefObject<HTMLElement | null>;
+  /** Show the hub's newer word about the still open request (a change that is not an
+   * answer, like handing it to someone else). */
+  replace: (item: Item) => void;
 }
 
 export function useAnswerOnce<Item, Answer>(request: AnswerOnceRequest<Item, Answer>): AnswerOnce<Item, Answer> {
@@ -125,5 +128,6 @@ export function useAnswerOnce<Item, Answer>(request: AnswerOnceRequest<Item, Ans
       if (phase.kind === "failed") void send(phase.answer, phase.key);
     },
     outcomeRef,
+    replace: (next) => setOverride(next),
   };
 }

@@ -3,6 +3,20 @@
 import { Transport } from "./client";
 import type {
   Agent,
+  Approval,
+  ApprovalDecision,
+  ApprovalView,
+  CapabilityEntry,
+  Execution,
+  NewRule,
+  Policy,
+  PolicyRule,
+  Project,
+  ProjectDetail,
+  ProjectRole,
+  RunRecord,
+  StandingPermission,
+  WorkspaceMember,
   AvailableTools,
   CanvasInstance,
   Conversation,
@@ -106,8 +120,10 @@ export class WorkspaceApi {
     return this.transport.get(this.path(`/conversations/${enc(id)}`));
   }
 
-  createConversation(title: string, agentIds: string[], key?: string): Promise<Conversation> {
-    return this.transport.post(this.path("/conversations"), { title, agentIds }, key);
+  createConversation(title: string, agentIds: string[], key?: string, projectId?: string | null): Promise<Conversation> {
+    const body: Record<string, unknown> = { title, agentIds };
+    if (projectId) body.projectId = projectId;
+    return this.transport.post(this.path("/conversations"), body, key);
   }
 
   messages(conversationId: string, opts: { limit?: number; before?: number } = {}): Promise<MessagesPage> {
@@ -193,5 +209,83 @@ export class WorkspaceApi {
 
   canvas(instanceId: string): Promise<CanvasInstance> {
     return this.transport.get(this.path(`/canvases/${enc(instanceId)}`));
+  }
+
+  // --- governance: projects, the catalogue, policy, approvals and run records
+  members(): Promise<{ members: WorkspaceMember[] }> {
+    return this.transport.get(this.path("/members"));
+  }
+
+  projects(): Promise<{ projects: Project[] }> {
+    return this.transport.get(this.path("/projects"));
+  }
+
+  project(id: string): Promise<ProjectDetail> {
+    return this.transport.get(this.path(`/projects/${enc(id)}`));
+  }
+
+  createProject(body: { name: string; context?: string; workingDirectory?: string }, key?: string): Promise<ProjectDetail> {
+    return this.transport.post(this.path("/projects"), body, key);
+  }
+
+  setProjectMember(projectId: string, userId: string, role: ProjectRole): Promise<ProjectDetail> {
+    return this.transport.request("PUT", this.path(`/projects/${enc(projectId)}/members/${enc(userId)}`), { body: { role } });
+  }
+
+  removeProjectMember(projectId: string, userId: string): Promise<void> {
+    return this.transport.request("DELETE", this.path(`/projects/${enc(projectId)}/members/${enc(userId)}`));
+  }
+
+  capabilities(): Promise<{ capabilities: CapabilityEntry[] }> {
+    return this.transport.get(this.path("/capabilities"));
+  }
+
+  setCapabilityEnabled(capability: string, enabled: boolean, reason?: string): Promise<void> {
+    return this.transport.request("PUT", this.path(`/capabilities/${enc(capability)}/state`), {
+      body: reason ? { enabled, reason } : { enabled },
+    });
+  }
+
+  policy(): Promise<Policy> {
+    return this.transport.get(this.path("/policy"));
+  }
+
+  addRule(rule: NewRule, key?: string): Promise<PolicyRule> {
+    return this.transport.post(this.path("/policy/rules"), rule, key);
+  }
+
+  removeRule(ruleId: string): Promise<void> {
+    return this.transport.request("DELETE", this.path(`/policy/rules/${enc(ruleId)}`));
+  }
+
+  revokePermission(permissionId: string, reason?: string): Promise<StandingPermission> {
+    return this.transport.post(this.path(`/permissions/${enc(permissionId)}/revoke`), reason ? { reason } : {});
+  }
+
+  approvals(view: ApprovalView = "waiting", conversationId?: string): Promise<{ approvals: Approval[] }> {
+    const query = new URLSearchParams({ view });
+    if (conversationId) query.set("conversationId", conversationId);
+    return this.transport.get(this.path(`/approvals?${query}`));
+  }
+
+  approval(id: string): Promise<Approval> {
+    return this.transport.get(this.path(`/approvals/${enc(id)}`));
+  }
+
+  decide(id: string, decision: ApprovalDecision, key?: string): Promise<Approval> {
+    return this.transport.post(this.path(`/approvals/${enc(id)}/decision`), decision, key);
+  }
+
+  handOver(id: string, userId: string, key?: string): Promise<Approval> {
+    return this.transport.post(this.path(`/approvals/${enc(id)}/handover`), { userId }, key);
+  }
+
+  executions(conversationId?: string): Promise<{ executions: Execution[] }> {
+    const qs = conversationId ? `?conversationId=${enc(conversationId)}` : "";
+    return this.transport.get(this.path(`/executions${qs}`));
+  }
+
+  runRecord(executionId: string): Promise<RunRecord> {
+    return this.transport.get(this.path(`/executions/${enc(executionId)}`));
   }
 }

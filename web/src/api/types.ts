@@ -106,3 +106,46 @@ export type CanvasInstance = Schemas["Canvas"];
 export type ToolAnswer = Narrowed<Schemas["ToolAnswer"], { result?: ToolResultBody | null }>;
 
 export type AvailableTools = Narrowed<Schemas["AvailableTools"], { tools: ToolDefinition[] }>;
+
+// --- governance (docs/protocol.md §7.15)
+
+export type ProjectRole = "owner" | "editor" | "viewer";
+export type Project = Schemas["ProjectView"];
+export type ProjectDetail = Schemas["ProjectDetail"];
+export type ProjectMember = Schemas["ProjectMemberView"];
+export type WorkspaceMember = Schemas["MemberView"];
+export type CapabilitySpec = Schemas["CapabilitySpec"];
+export type CapabilityEntry = Schemas["CapabilityView"];
+export type PolicyRule = Schemas["RuleView"];
+export type StandingPermission = Schemas["PermissionView"];
+export type Policy = Schemas["Policy"];
+export type Approval = Schemas["ApprovalView"];
+export type ApprovalStatus = Approval["status"];
+export type ApprovalView = "waiting" | "raised" | "done" | "all";
+export type Execution = Schemas["ExecutionView"];
+export type ExecutionStatus = Execution["status"];
+export type Invocation = Schemas["InvocationView"];
+export type AuditEntry = Schemas["AuditEntryView"];
+export type RunRecord = Schemas["RunRecord"];
+
+/** A numeric parameter's range in a standing permission, or an exact value / a set. */
+export type ParamBound = { min?: number; max?: number } | { equals: unknown } | { in: unknown[] };
+
+export interface StandingRequest {
+  minutes?: number;
+  calls?: number;
+  bounds?: Record<string, ParamBound>;
+}
+
+/** What a person sends from a confirm card. */
+export type ApprovalDecision =
+  | { decision: "approve"; standing?: StandingRequest; reason?: string }
+  | { decision: "reject"; reason: string };
+
+export interface NewRule {
+  capability: string;
+  effect: "allow" | "deny";
+  projectId?: string;
+  instance?: string;
+  roles?: ProjectRole[];
+}

@@ -8,6 +8,9 @@ import { AgentDetail } from "../features/agents/AgentDetail";
 import { AgentsView } from "../features/agents/AgentsView";
 import { ConversationView } from "../features/conversations/ConversationView";
 import { ConversationsView } from "../features/conversations/ConversationsView";
+import { ApprovalPage, ApprovalsView, useWaitingApprovals } from "../features/governance/ApprovalsView";
+import { ProjectSettings, ProjectsSettings } from "../features/governance/ProjectsSettings";
+import { RunRecordView } from "../features/governance/RunRecordView";
 import { InboxView } from "../features/inbox/InboxView";
 import { SettingsView } from "../features/settings/SettingsView";
 import { TaskDetailView } from "../features/tasks/TaskDetail";
@@ -51,7 +54,15 @@ function route(path: string): Page | null {
   if (path === "/agents") return { key: "agents", node: <AgentsView /> };
   m = matchPath("/agents/:id", path);
   if (m) return { key: "agent", node: <AgentDetail key={m.id} agentId={m.id!} /> };
+  if (path === "/approvals") return { key: "approvals", node: <ApprovalsView /> };
+  m = matchPath("/approvals/:id", path);
+  if (m) return { key: "approval", node: <ApprovalPage key={m.id} approvalId={m.id!} /> };
+  m = matchPath("/runs/:id", path);
+  if (m) return { key: "run", node: <RunRecordView key={m.id} executionId={m.id!} /> };
   if (path === "/settings") return { key: "settings", node: <SettingsView /> };
+  if (path === "/settings/projects") return { key: "projects", node: <ProjectsSettings /> };
+  m = matchPath("/settings/projects/:id", path);
+  if (m) return { key: "project", node: <ProjectSettings key={m.id} projectId={m.id!} /> };
   return { key: "missing", node: <NotFound /> };
 }
 
@@ -59,6 +70,7 @@ const NAV: Array<{ to: string; label: string; icon: IconName; match: string }> =
   { to: "/inbox", label: "Inbox", icon: "inbox", match: "/inbox" },
   { to: "/conversations", label: "Conversations", icon: "chat", match: "/conversations" },
   { to: "/tasks", label: "Tasks", icon: "tasks", match: "/tasks" },
+  { to: "/approvals", label: "Approvals", icon: "shield", match: "/approvals" },
   { to: "/agents", label: "Agents", icon: "agent", match: "/agents" },
   { to: "/settings", label: "Settings", icon: "settings", match: "/settings" },
 ];
@@ -142,6 +154,7 @@ function NavList() {
   const { inbox, workspace, user } = useWorkspace();
   const unread = inbox.data?.counts.unread ?? 0;
   const waiting = inbox.data?.counts.waitingForMe ?? 0;
+  const approvals = useWaitingApprovals();
   return (
     <>
       <ul className="nav">
@@ -154,6 +167,7 @@ function NavList() {
                 <span className="nav-label">{item.label}</span>
                 {item.to === "/inbox" ? <CountBadge count={unread} label="unread" /> : null}
                 {item.to === "/tasks" && waiting > 0 ? <CountBadge count={waiting} label="waiting for you" /> : null}
+                {item.to === "/approvals" ? <CountBadge count={approvals} label="waiting for your decision" /> : null}
               </Link>
             </li>
           );

@@ -17,7 +17,9 @@ import type { StreamingMessage } from "../../realtime/streams";
 import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskStatusPill } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
 import { DeliveryNote } from "../agents/DeliveryNote";
-import type { ToolCall } from "../../api/types";
+import type { Approval, Execution, ToolCall } from "../../api/types";
+import { ApprovalCard } from "../governance/ApprovalCard";
+import { RunRow } from "../governance/RunRow";
 import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools";
 import "./conversations.css";
 
@@ -27,7 +29,10 @@ type Item =
   | { kind: "artifact"; at: string; seq: number; artifact: Artifact }
   // a tool call's card, or one card per canvas the agent opened here
   | { kind: "tool"; at: string; seq: number; call: ToolCall }
-  | { kind: "canvas"; at: string; seq: number; instanceId: string; openCall?: ToolCall; pending: number };
+  | { kind: "canvas"; at: string; seq: number; instanceId: string; openCall?: ToolCall; pending: number }
+  // a governed write's confirm card, and a governed execution's run
+  | { kind: "approval"; at: string; seq: number; approval: Approval }
+  | { kind: "run"; at: string; seq: number; execution: Execution };
 
 interface Pending {
   key: string;
@@ -72,6 +77,16 @@ export function ConversationView({ conversationId }: { conversationId: string })
     refreshOn: (e) => e.conversationId === conversationId && e.type.startsWith("tool."),
     debounceMs: 60,
   });
+  const approvals = useResource(() => api.approvals("all", conversationId).then((r) => r.approvals), [api, conversationId], {
+    refreshOn: (e) => e.conversationId === conversationId && e.type.startsWith("approval."),
+    debounceMs: 60,
+  });
+  const executions = useResource(() => api.executions(conversationId).then((r) => r.executions), [api, conversationId], {
+    refreshOn: (e) => e.conversationId === conversationId && e.type.startsWith("execution."),
+    debounceMs: 60,
+  });
+  const projectId = conversation.data?.projectId ?? null;
+  const project = useResource(() => (projectId ? api.project(projectId) : Promise.resolve(null)), [api, projectId]);
   const streams = useStreams();
   const [pending, setPending] = useState<Pending[]>([]);
   useTitle(conversation.data?.title ?? "Conversation");
@@ -134,10 +149,12 @@ export function ConversationView({ conversationId }: { conversationId: string })
           ? { kind: "tool", at: entry.call.createdAt ?? "", seq: entry.sequence, call: entry.call }
           : { kind: "canvas", at: entry.openCall?.createdAt ?? "", seq: entry.sequence, instanceId: entry.instanceId, openCall: entry.openCall, pending: entry.pending },
       ),
+      ...(approvals.data ?? []).map((a) => ({ kind: "approval" as const, at: a.createdAt, seq: a.sequence, approval: a })),
+      ...(executions.data ?? []).map((x) => ({ kind: "run" as const, at: x.startedAt, seq: 0, execution: x })),
     ];
     out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.seq - b.seq));
     return out;
-  }, [page.data, toolCalls.data]);
+  }, [page.data, toolCalls.data, approvals.data, executions.data]);
   const known = useMemo(() => new Set((page.data?.messages ?? []).map((m) => m.id)), [page.data]);
   const live = streams.filter(
     (s) => !known.has(s.messageId) && (s.conversationId === conversationId || (s.taskId != null && taskIds.has(s.taskId))),
@@ -179,6 +196,12 @@ export function ConversationView({ conversationId }: { conversationId: string })
         <BackLink />
         <div className="conv-head-main">
           <h1 className="conv-head-title">{conversation.data?.title ?? "Conversation"}</h1>
+          {conversation.data ? (
+            <span className="conv-project" data-testid="conversation-project">
+              <Icon name="tasks" size={14} />
+              {projectId ? `Project: ${project.data?.name ?? "…"}` : "Personal"}
+            </span>
+          ) : null}
           <ul className="agent-chips" aria-label="Agents in this conversation">
             {convAgents.map((id) => {
               const a = agents.data?.find((x) => x.id === id);
@@ -232,6 +255,20 @@ export function ConversationView({ conversationId }: { conversationId: string })
               ) : item.kind === "tool" ? (
                 <li key={item.call.id} className="stream-card">
                   <ToolCallCard call={item.call} api={api} agentName={agentName(item.call.agentId)} onAnswered={toolCalls.reload} />
+                </li>
+              ) : item.kind === "approval" ? (
+                <li key={item.approval.id} className="stream-card">
+                  <ApprovalCard
+                    approval={item.approval}
+                    api={api}
+                    agentName={agentName(item.approval.agentId)}
+                    meId={user.id}
+                    onDecided={approvals.reload}
+                  />
+                </li>
+              ) : item.kind === "run" ? (
+                <li key={item.execution.id} className="stream-run">
+                  <RunRow execution={item.execution} agentName={agentName(item.execution.agentId)} />
                 </li>
               ) : item.kind === "canvas" ? (
                 <li key={`canvas:${item.instanceId}`} className="stream-card">

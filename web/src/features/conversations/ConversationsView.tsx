@@ -77,6 +77,11 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [key] = useState(newIdempotencyKey);
   const titleId = useId();
+  const projectId = useId();
+  const projects = useResource(() => api.projects().then((r) => r.projects), [api]);
+  // a project's conversations are started by its owners and editors
+  const startable = (projects.data ?? []).filter((p) => p.role === "owner" || p.role === "editor");
+  const [project, setProject] = useState("");
   const chosen = picked ?? (live.length === 1 ? [live[0]!.id] : []);
 
   async function create(e: FormEvent) {
@@ -88,7 +93,7 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const created = await api.createConversation(title.trim(), chosen, key);
+      const created = await api.createConversation(title.trim(), chosen, key, project || null);
       navigate(`/conversations/${created.id}`);
     } catch (err) {
       setError((err as ApiError).message);
@@ -110,6 +115,17 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
             autoFocus
             maxLength={500}
           />
+        </div>
+        <div className="field">
+          <label htmlFor={projectId}>Project</label>
+          <select id={projectId} value={project} onChange={(e) => setProject(e.target.value)}>
+            <option value="">Personal (agents may only read outside systems)</option>
+            {startable.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
         </div>
         <fieldset className="checks">
           <legend>Agents in this conversation</legend>

@@ -13,6 +13,7 @@ import { EmptyState, ErrorBanner, Icon, Loading } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
 import { InboxTools, countToolCards, useToolRunner } from "../../tools";
 import { TaskRow } from "../tasks/TaskRow";
+import { useWaitingApprovals } from "../governance/ApprovalsView";
 import "./inbox.css";
 
 export function InboxView() {
@@ -26,6 +27,7 @@ export function InboxView() {
   });
   // this app answers calculator and canvas calls while the inbox is open.
   useToolRunner(api);
+  const approvals = useWaitingApprovals();
 
   // Cards answered during this visit stay in place, read-only, showing who answered what;
   // they leave the inbox next time it is opened. A withdrawn card (its task was cancelled,
@@ -65,7 +67,7 @@ export function InboxView() {
   }
   const { waitingForMe, needsAttention, recentlyDone } = inbox.data;
   const waitingTools = inbox.data.waitingTools ?? [];
-  const waitingCount = waitingForMe.length + countToolCards(waitingTools);
+  const waitingCount = waitingForMe.length + countToolCards(waitingTools) + approvals;
   if (waitingTools.length > 0) toolsSeen.current = true;
   const cards = [...seen.current.values()]
     .map((i) => waitingForMe.find((w) => w.id === i.id) ?? settled[i.id] ?? i)
@@ -105,11 +107,18 @@ export function InboxView() {
           <Icon name="hand" size={18} /> Waiting for you
           <span className="section-count">{waitingCount}</span>
         </h2>
-        {cards.length === 0 && !toolsSeen.current ? (
+        {approvals > 0 ? (
+          <Link to="/approvals" className="inbox-approvals" data-testid="inbox-approvals">
+            <Icon name="shield" size={16} />
+            {approvals === 1 ? "1 change waits for your approval" : `${approvals} changes wait for your approval`}
+            <Icon name="chevron" size={14} />
+          </Link>
+        ) : null}
+        {cards.length === 0 && !toolsSeen.current && approvals === 0 ? (
           <EmptyState icon="inbox" title="You're all caught up">
             When an agent needs an approval, a choice or an answer, it shows up here.
           </EmptyState>
-        ) : (
+        ) : cards.length === 0 && !toolsSeen.current ? null : (
           <div className="stack">
             {cards.map((i) => (
               <InteractionCard

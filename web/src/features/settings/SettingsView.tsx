@@ -6,6 +6,7 @@ import { useWorkspace } from "../../app/workspace";
 import { useSession } from "../auth/session";
 import { applyTheme, savedTheme, type ThemeChoice } from "../../lib/theme";
 import { useTitle } from "../../lib/useTitle";
+import { Link } from "../../lib/router";
 import { Button, Card, Icon } from "../../ui";
 import { ApiError } from "../../api/client";
 import { NotificationSettings } from "../notifications/NotificationSettings";
@@ -92,6 +93,18 @@ export function SettingsView() {
       )}
 
       <LayeredSettings workspaceId={workspace.id} userId={user.id} isOwner={workspace.role === "owner"} />
+
+      {session.direct ? null : (
+        <Card>
+          <h2 className="card-title">Projects and policy</h2>
+          <p className="muted">
+            Projects, their members and roles, the rules for what agents may do, the capabilities and standing permissions.
+          </p>
+          <Link to="/settings/projects">
+            Open Projects <Icon name="chevron" size={14} />
+          </Link>
+        </Card>
+      )}
 
       <Card>
         <h2 className="card-title">Appearance</h2>
