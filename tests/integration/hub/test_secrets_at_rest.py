@@ -20,6 +20,7 @@ from lineup.hub.notify import vapid
 from lineup.hub.secret_keys import KEY_FILE, SecretKeyProblem
 from lineup.store import Store
 from lineup.store import notifications as ns
+from lineup.store.schema import provider_credentials
 from lineup.store.sealed import Keyring, new_key_text, sealed_key_id
 from tests.integration.hub.notify_endpoints import MailServer, PushService
 from tests.integration.hub.test_notifications import (
@@ -186,8 +187,14 @@ def test_keys_rotate_with_the_new_key_first_and_the_old_one_can_then_go(
     assert "do not open with this hub's secret key" in capsys.readouterr().err
     monkeypatch.setenv("LINEUP_SECRET_KEY", f"{new_key},{old_key}")
     assert main(["secrets", "rotate"]) == 0
-    assert f"4 stored secrets sealed again; all now under key {new_id}" in capsys.readouterr().out
+    # the VAPID key, the device's endpoint and its two keys, and the scheduling system's API key
+    assert f"5 stored secrets sealed again; all now under key {new_id}" in capsys.readouterr().out
     assert {sealed_key_id(v) for v in stored(hub_database)} == {new_id}
+    (credential,) = on_database(
+        hub_database,
+        lambda conn: list(conn.execute(select(provider_credentials.c.sealed)).scalars()),
+    )
+    assert sealed_key_id(credential) == new_id
 
     last = notify_settings(hub_database, tmp_path, mail_server, secret_keys=(new_key,))
     with running_hub(last) as hub:
