@@ -19,7 +19,7 @@ from lineup.hub import Settings, audit, create_app
 from lineup.hub.governance import credentials
 from lineup.hub.state import HubState
 from lineup.protocol.errors import ErrorCode
-from lineup.store import Reader
+from lineup.store import Reader, schema
 from lineup.store import governance as gov_store
 from lineup.store.governance import ExecutionRecord
 from lineup.store.schema import executions
@@ -687,3 +687,21 @@ def test_a_task_waits_for_a_person_while_its_write_is_on_a_card_and_runs_on_afte
     world.ana.ok(world.decide(approval, {"decision": "approve"}))
     assert world.final("t1")["status"] == "succeeded"
     assert world.ana.read(f"/tasks/{task}")["task"]["status"] == "running"
+
+
+def test_a_grant_is_used_once_however_often_the_approval_is_sent(world: World) -> None:
+    world.invoke("ledger.entry.post", {"amount": 4}, "w1")
+    approval = world.result("w1")["approvalId"]
+    for _ in range(3):  # a double tap, a resent request
+        assert world.decide(approval, {"decision": "approve"}).status_code == 200
+    assert world.final("w1")["status"] == "succeeded"
+    runs = world.ana.read(f"/executions?conversationId={world.conversation}")["executions"]
+    assert len(runs) == 1 and runs[0]["grantId"]
+    assert list(world.ledger.applied.values()) == [1]
+
+    def grants(r: Reader) -> list[Any]:
+        return list(r.connection.execute(select(schema.grants)).all())
+
+    assert world.client.portal is not None
+    (grant,) = world.client.portal.call(world.state.store.read, grants)
+    assert grant.used_by == runs[0]["id"]
