@@ -5,6 +5,7 @@ import "./cards.css";
 import "./forms.css";
 import "./progress.css";
 import "./drawer.css";
+import "./tabs.css";
 
 export { Icon, type IconName } from "./Icon";
 export { Button, type ButtonProps } from "./Button";
@@ -29,3 +30,4 @@ export {
 export { Drawer, useFocusTrap } from "./Drawer";
 export { CopyButton, copyText } from "./CopyButton";
 export { RelativeTime } from "./RelativeTime";
+export { Tabs, type TabItem } from "./Tabs";

@@ -1,16 +1,14 @@
 // The approval center: what waits for me, what my agents raised, what is over; each row opens
 // its confirm card. Kept fresh by the governance facts on the socket.
 
-import { useRef, type KeyboardEvent } from "react";
 import type { Approval, ApprovalView } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
 import { Link, navigate, useLocation, withQuery } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
-import { EmptyState, ErrorBanner, Icon, Loading, RelativeTime, StatusPill } from "../../ui";
+import { EmptyState, ErrorBanner, Icon, Loading, RelativeTime, StatusPill, Tabs } from "../../ui";
 import { ApprovalCard } from "./ApprovalCard";
 import { approvalLook, touchesGovernance } from "./status";
-import "../tasks/tasks.css";
 import "./governance.css";
 
 type Tab = Exclude<ApprovalView, "all">;
@@ -34,7 +32,6 @@ export function ApprovalsView() {
   const loc = useLocation();
   const { api, agentName } = useWorkspace();
   const current = TABS.find((t) => t.id === loc.search.get("view"))?.id ?? "waiting";
-  const tabRefs = useRef<Array<HTMLButtonElement | null>>([]);
   useTitle("Approvals");
   const list = useResource(() => api.approvals(current).then((r) => r.approvals), [api, current], {
     refreshOn: touchesGovernance,
@@ -44,22 +41,8 @@ export function ApprovalsView() {
   });
   const projectName = (id: string) => projects.data?.find((p) => p.id === id)?.name ?? "a project";
 
-  function select(id: Tab, focus = false) {
+  function select(id: Tab) {
     navigate(withQuery(loc, { view: id === "waiting" ? null : id }), { replace: true });
-    if (focus) tabRefs.current[TABS.findIndex((t) => t.id === id)]?.focus();
-  }
-
-  function onKey(e: KeyboardEvent<HTMLDivElement>) {
-    const i = TABS.findIndex((t) => t.id === current);
-    let next = -1;
-    if (e.key === "ArrowRight") next = (i + 1) % TABS.length;
-    else if (e.key === "ArrowLeft") next = (i - 1 + TABS.length) % TABS.length;
-    else if (e.key === "Home") next = 0;
-    else if (e.key === "End") next = TABS.length - 1;
-    if (next >= 0) {
-      e.preventDefault();
-      select(TABS[next]!.id, true);
-    }
   }
 
   const tab = TABS.find((t) => t.id === current)!;
@@ -68,27 +51,7 @@ export function ApprovalsView() {
       <header className="page-head">
         <h1>Approvals</h1>
       </header>
-      <div className="tabs" role="tablist" aria-label="Approvals" onKeyDown={onKey}>
-        {TABS.map((t, i) => (
-          <button
-            key={t.id}
-            ref={(el) => {
-              tabRefs.current[i] = el;
-            }}
-            type="button"
-            role="tab"
-            id={`approvals-tab-${t.id}`}
-            aria-selected={t.id === current}
-            aria-controls="approvals-panel"
-            tabIndex={t.id === current ? 0 : -1}
-            className="tab"
-            onClick={() => select(t.id)}
-          >
-            {t.label}
-          </button>
-        ))}
-      </div>
-      <div id="approvals-panel" role="tabpanel" aria-labelledby={`approvals-tab-${current}`} className="tab-panel">
+      <Tabs tabs={TABS} current={current} onSelect={select} label="Approvals" idPrefix="approvals">
         {list.error && !list.data ? <ErrorBanner error={list.error} onRetry={list.reload} /> : null}
         {!list.data && !list.error ? <Loading what="approvals" /> : null}
         {list.data && list.data.length === 0 ? <EmptyState icon="shield" title={tab.empty} /> : null}
@@ -99,7 +62,7 @@ export function ApprovalsView() {
             ))}
           </ul>
         ) : null}
-      </div>
+      </Tabs>
     </div>
   );
 }

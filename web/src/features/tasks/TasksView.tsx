@@ -1,6 +1,6 @@
 // Tasks: all / running / waiting for me / done and cancelled.
 
-import { useMemo, useRef, type KeyboardEvent } from "react";
+import { useMemo } from "react";
 import type { TaskFilter } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
 import { navigate, useLocation, withQuery } from "../../lib/router";
@@ -8,7 +8,7 @@ import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { EmptyState, ErrorBanner, Loading } from "../../ui";
+import { EmptyState, ErrorBanner, Loading, Tabs } from "../../ui";
 import { TaskRow } from "./TaskRow";
 import { arrangeTasks } from "./arrange";
 import { applyTaskEvent, touchesTaskList } from "./live";
@@ -25,7 +25,6 @@ export function TasksView() {
   const loc = useLocation();
   const { api } = useWorkspace();
   const current = (TABS.find((t) => t.id === loc.search.get("status"))?.id ?? "all") as TaskFilter;
-  const tabRefs = useRef<Array<HTMLButtonElement | null>>([]);
   useTitle("Tasks");
   useNow(30_000);
   const tasks = useResource(() => api.tasks(current).then((r) => r.tasks), [api, current], {
@@ -36,22 +35,8 @@ export function TasksView() {
   const arranged = useMemo(() => arrangeTasks(tasks.data ?? []), [tasks.data]);
   const titles = useMemo(() => new Map((tasks.data ?? []).map((t) => [t.id, t.title])), [tasks.data]);
 
-  function select(id: TaskFilter, focus = false) {
+  function select(id: TaskFilter) {
     navigate(withQuery(loc, { status: id === "all" ? null : id }), { replace: true });
-    if (focus) tabRefs.current[TABS.findIndex((t) => t.id === id)]?.focus();
-  }
-
-  function onKey(e: KeyboardEvent<HTMLDivElement>) {
-    const i = TABS.findIndex((t) => t.id === current);
-    let next = -1;
-    if (e.key === "ArrowRight") next = (i + 1) % TABS.length;
-    else if (e.key === "ArrowLeft") next = (i - 1 + TABS.length) % TABS.length;
-    else if (e.key === "Home") next = 0;
-    else if (e.key === "End") next = TABS.length - 1;
-    if (next >= 0) {
-      e.preventDefault();
-      select(TABS[next]!.id, true);
-    }
   }
 
   const tab = TABS.find((t) => t.id === current)!;
@@ -60,27 +45,7 @@ export function TasksView() {
       <header className="page-head">
         <h1>Tasks</h1>
       </header>
-      <div className="tabs" role="tablist" aria-label="Filter tasks" onKeyDown={onKey}>
-        {TABS.map((t, i) => (
-          <button
-            key={t.id}
-            ref={(el) => {
-              tabRefs.current[i] = el;
-            }}
-            type="button"
-            role="tab"
-            id={`tab-${t.id}`}
-            aria-selected={t.id === current}
-            aria-controls="task-panel"
-            tabIndex={t.id === current ? 0 : -1}
-            className="tab"
-            onClick={() => select(t.id)}
-          >
-            {t.label}
-          </button>
-        ))}
-      </div>
-      <div id="task-panel" role="tabpanel" aria-labelledby={`tab-${current}`} className="tab-panel">
+      <Tabs tabs={TABS} current={current} onSelect={select} label="Filter tasks" idPrefix="task">
         {tasks.error && !tasks.data ? <ErrorBanner error={tasks.error} onRetry={tasks.reload} /> : null}
         {!tasks.data && !tasks.error ? <Loading what="tasks" /> : null}
         {tasks.data && tasks.data.length === 0 ? <EmptyState icon="tasks" title={tab.empty} /> : null}
@@ -91,7 +56,7 @@ export function TasksView() {
             ))}
           </ul>
         ) : null}
-      </div>
+      </Tabs>
     </div>
   );
 }
