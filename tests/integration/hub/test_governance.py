@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from sqlalchemy import select
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, audit, create_app
-from lineup.hub.governance import credentials
 from lineup.hub.state import HubState
 from lineup.protocol.errors import ErrorCode
 from lineup.store import Reader, schema
@@ -24,103 +22,11 @@ from lineup.store import governance as gov_store
 from lineup.store.governance import ExecutionRecord
 from lineup.store.schema import executions
 from tests.integration.hub.conftest import fast_settings
-from tests.support.agents import AgentSocket
 from tests.support.clock import FakeClock
-from tests.support.hub_client import HubClient
+from tests.support.governance import World, put
 from tests.support.monitor import TickedMonitor
-from tests.support.people import Person
 from tests.support.providers import API_KEY, LedgerProvider
 from tests.support.waiting import until
-
-
-class World:
-    """Ana (workspace and project owner), an agent in a project conversation, the ledger."""
-
-    def __init__(self, client: TestClient, ledger: LedgerProvider) -> None:
-        self.client = client
-        self.ledger = ledger
-        self.hub = HubClient(client)
-        self.state: HubState = client.app.state.hub  # type: ignore[attr-defined]
-        assert client.portal is not None
-        client.portal.call(credentials.put, self.state, "ledger", "books", {"apiKey": API_KEY})
-        self.ana = self.hub.sign_up(name="Ana")
-        self.creds = self.hub.pair(self.ana)
-        self.agent_id: str = self.creds["agentId"]
-        self.project = self.ana.send("/projects", {"name": "Books"}, 201)["id"]
-        self.ana.send(
-            "/policy/rules",
-            {
-                "capability": "ledger.*",
-                "effect": "allow",
-                "projectId": self.project,
-                "roles": ["owner", "editor"],
-            },
-            201,
-        )
-        self.conversation = self.ana.send(
-            "/conversations",
-            {"title": "Month end", "agentIds": [self.agent_id], "projectId": self.project},
-            201,
-        )["id"]
-        self._stack = ExitStack()
-        self.agent: AgentSocket = self._stack.enter_context(self.hub.agent(self.creds))
-        self._n = 0
-
-    def close(self) -> None:
-        self._stack.close()
-
-    def invoke(
-        self,
-        capability: str,
-        params: dict[str, Any],
-        invocation_id: str | None = None,
-        conversation: str | None = None,
-        **env: Any,
-    ) -> dict[str, Any]:
-        self._n += 1
-        payload = {
-            "invocationId": invocation_id or f"i{self._n}",
-            "capability": capability,
-            "params": params,
-        }
-        return self.agent.call(
-            "capability.invoke", payload, conversationId=conversation or self.conversation, **env
-        )
-
-    def result(self, invocation_id: str) -> dict[str, Any]:
-        """The next capability.result frame of that invocation."""
-        while True:
-            frame = self.agent.next_of("capability.result")
-            if frame["payload"]["invocationId"] == invocation_id:
-                return frame["payload"]
-
-    def final(self, invocation_id: str) -> dict[str, Any]:
-        while True:
-            result = self.result(invocation_id)
-            if result["status"] not in ("waiting_for_approval", "accepted"):
-                return result
-
-    def pending(self, person: Person | None = None) -> list[dict[str, Any]]:
-        who = person or self.ana
-        return list(who.read("/approvals?view=waiting")["approvals"])
-
-    def decide(self, approval_id: str, body: dict[str, Any], person: Person | None = None) -> Any:
-        who = person or self.ana
-        return who.post(f"/approvals/{approval_id}/decision", body)
-
-    def member(self, role: str, name: str = "Bo") -> Person:
-        code = self.ana.send("/invitations", {}, 201)["code"]
-        self.client.cookies.clear()
-        person = Person.sign_up(self.client, None, name, invitationCode=code)
-        self.ana.ok(
-            put(self.ana, f"/projects/{self.project}/members/{person.user_id}", {"role": role})
-        )
-        return person
-
-
-def put(person: Person, path: str, body: dict[str, Any]) -> Any:
-    person._use()
-    return person.client.put(person.url(path), json=body, headers=person.headers())
 
 
 @pytest.fixture
@@ -705,3 +611,51 @@ def test_a_grant_is_used_once_however_often_the_approval_is_sent(world: World) -
     assert world.client.portal is not None
     (grant,) = world.client.portal.call(world.state.store.read, grants)
     assert grant.used_by == runs[0]["id"]
+
+
+def test_replaying_the_log_rebuilds_every_governance_table_exactly(world: World) -> None:
+    editor = world.member("editor", "Ed")
+    world.invoke("ledger.balance.read", {}, "r1")
+    world.final("r1")
+    world.invoke("ledger.entry.post", {"amount": 10}, "w1")
+    approve(world, "w1", standing={"calls": 1, "bounds": {"amount": {"max": 20}}})
+    world.final("w1")
+    world.invoke("ledger.entry.post", {"amount": 15}, "w2")  # on the standing permission
+    world.final("w2")
+    world.invoke("ledger.entry.post", {"amount": 99}, "w3")
+    third = world.result("w3")["approvalId"]
+    world.ana.send(f"/approvals/{third}/handover", {"userId": editor.user_id})
+    world.ana.ok(world.decide(third, {"decision": "reject", "reason": "no"}))
+    world.invoke("ledger.batch.submit", {"amount": 1}, "b1")
+    approve(world, "b1")
+    world.final("b1")
+    permission = world.ana.read("/policy")["permissions"][0]["id"]
+    world.ana.send(f"/permissions/{permission}/revoke", {})
+    put(world.ana, "/capabilities/ledger.note.add/state", {"enabled": False})
+    put(world.ana, f"/projects/{world.project}/members/{editor.user_id}", {"role": "viewer"})
+
+    def snapshot(r: Reader) -> dict[str, list[dict[str, Any]]]:
+        return {
+            table.name: [
+                dict(row._mapping)
+                for row in r.connection.execute(select(table).order_by(*table.primary_key.columns))
+            ]
+            for table in schema.PROJECTION_TABLES
+        }
+
+    assert world.client.portal is not None
+    live = world.client.portal.call(world.state.store.read, snapshot)
+    for name in (
+        "projects",
+        "project_members",
+        "invocations",
+        "approvals",
+        "grants",
+        "executions",
+        "standing_permissions",
+        "capability_states",
+        "policy_rules",
+    ):
+        assert live[name], name
+    world.client.portal.call(world.state.store.rebuild_projections)
+    assert world.client.portal.call(world.state.store.read, snapshot) == live

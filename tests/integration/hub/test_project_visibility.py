@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from tests.integration.hub.test_governance import World
+from tests.support.governance import World
 from tests.support.people import Person
 from tests.support.providers import LedgerProvider
 

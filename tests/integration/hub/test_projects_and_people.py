@@ -5,7 +5,6 @@ developer tokens for scripts. On both databases."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,91 +14,14 @@ import pytest
 from starlette.testclient import TestClient
 
 from lineup.hub import Settings, create_app
-from lineup.hub.governance import credentials
-from lineup.hub.state import HubState
 from lineup.protocol.times import datetime_to_ms
 from tests.integration.hub.conftest import fast_settings
-from tests.support.agents import AgentSocket
 from tests.support.clock import FakeClock
-from tests.support.hub_client import HubClient
+from tests.support.governance import World, put
 from tests.support.people import PASSWORD, Person
-from tests.support.providers import API_KEY, LedgerProvider
+from tests.support.providers import LedgerProvider
 
 MINUTE_MS = 60_000
-
-
-class World:
-    """Ana owns the workspace and the project "Books"; her agent works in its conversation."""
-
-    def __init__(self, client: TestClient, clock: FakeClock) -> None:
-        self.client = client
-        self.clock = clock
-        self.hub = HubClient(client)
-        self.state: HubState = client.app.state.hub  # type: ignore[attr-defined]
-        assert client.portal is not None
-        client.portal.call(credentials.put, self.state, "ledger", "books", {"apiKey": API_KEY})
-        self.ana = self.hub.sign_up(name="Ana")
-        self.creds = self.hub.pair(self.ana)
-        self.agent_id: str = self.creds["agentId"]
-        self.project = self.ana.send("/projects", {"name": "Books"}, 201)["id"]
-        self.ana.send(
-            "/policy/rules",
-            {"capability": "ledger.*", "effect": "allow", "projectId": self.project},
-            201,
-        )
-        self.conversation = self.ana.send(
-            "/conversations",
-            {"title": "Month end", "agentIds": [self.agent_id], "projectId": self.project},
-            201,
-        )["id"]
-        self._stack = ExitStack()
-        self._agent: AgentSocket | None = None
-        self._n = 0
-
-    def close(self) -> None:
-        self._stack.close()
-
-    @property
-    def agent(self) -> AgentSocket:
-        if self._agent is None:
-            self._agent = self._stack.enter_context(self.hub.agent(self.creds))
-        return self._agent
-
-    def approval_of_a_write(self, conversation: str | None = None) -> dict[str, Any]:
-        """The agent posts a ledger entry; the approval that waits for it."""
-        self._n += 1
-        invocation = f"w{self._n}"
-        ack = self.agent.call(
-            "capability.invoke",
-            {
-                "invocationId": invocation,
-                "capability": "ledger.entry.post",
-                "params": {"amount": 5},
-            },
-            conversationId=conversation or self.conversation,
-        )
-        assert ack["type"] == "ack", ack
-        while True:
-            frame = self.agent.next_of("capability.result")["payload"]
-            if frame["invocationId"] == invocation:
-                assert frame["status"] == "waiting_for_approval", frame
-                return dict(self.ana.read(f"/approvals/{frame['approvalId']}"))
-
-    def invite(self, by: Person, status: int = 201, **body: Any) -> Any:
-        return by.ok(by.post("/invitations", body), status)
-
-    def join(self, code: str, name: str = "Bo") -> Person:
-        self.client.cookies.clear()
-        return Person.sign_up(self.client, None, name, invitationCode=code)
-
-    def member(self, role: str, name: str = "Bo") -> Person:
-        code = self.invite(self.ana, projectId=self.project, projectRole=role)["code"]
-        return self.join(code, name)
-
-
-def put(person: Person, path: str, body: dict[str, Any]) -> httpx.Response:
-    person._use()
-    return person.client.put(person.url(path), json=body, headers=person.headers())
 
 
 def error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
@@ -135,7 +57,7 @@ def settings(hub_database: str, tmp_path: Path) -> Settings:
 def world(settings: Settings, clock: FakeClock) -> Iterator[World]:
     app = create_app(settings, clock=clock)
     with TestClient(app, base_url="http://testserver") as client:
-        w = World(client, clock)
+        w = World(client)
         try:
             yield w
         finally:
@@ -183,7 +105,7 @@ def test_a_workspace_member_accepts_an_invitation_into_a_project(world: World) -
     error(refused, 409, "conflict")
 
 
-def test_a_used_or_expired_project_invitation_is_refused(world: World) -> None:
+def test_a_used_or_expired_project_invitation_is_refused(world: World, clock: FakeClock) -> None:
     used = world.invite(world.ana, projectId=world.project, projectRole="editor")["code"]
     world.join(used, "Bo")
     world.client.cookies.clear()
@@ -193,7 +115,7 @@ def test_a_used_or_expired_project_invitation_is_refused(world: World) -> None:
     )
     assert error(second, 400, "invalid_argument")["details"]["field"] == "invitationCode"
     expiring = world.invite(world.ana, projectId=world.project, projectRole="owner")["code"]
-    world.clock.advance(7 * 24 * 3600 + 1)
+    clock.advance(7 * 24 * 3600 + 1)
     world.client.cookies.clear()
     late = world.client.post(
         "/api/auth/signup",
@@ -307,10 +229,12 @@ def test_a_bad_value_is_refused_and_nothing_of_the_change_is_kept(world: World) 
     assert effective(world.ana)["approvals.standingMaxCalls"] == (10_000, "system")
 
 
-def test_the_approval_ttl_follows_the_project_and_conversation_settings(world: World) -> None:
+def test_the_approval_ttl_follows_the_project_and_conversation_settings(
+    world: World, clock: FakeClock
+) -> None:
     def expiry_minutes(approval: dict[str, Any]) -> float:
         ends = datetime_to_ms(datetime.fromisoformat(approval["expiresAt"]))
-        return (ends - world.clock.now) / MINUTE_MS
+        return (ends - clock.now) / MINUTE_MS
 
     assert expiry_minutes(world.approval_of_a_write()) == 24 * 60
     world.ana.ok(put(world.ana, f"/settings/project/{world.project}", {"approvals.ttlMinutes": 5}))
@@ -396,11 +320,11 @@ def test_a_revoked_token_is_refused_at_once(world: World) -> None:
     assert statuses == ["revoked"]
 
 
-def test_an_expired_token_is_refused(world: World) -> None:
+def test_an_expired_token_is_refused(world: World, clock: FakeClock) -> None:
     made = make_token(world.ana, expiresInDays=1)
     path = f"/api/workspaces/{world.ana.workspace_id}/members"
     assert by_token(world.client, made["token"], "GET", path).status_code == 200
-    world.clock.advance(24 * 3600 + 1)
+    clock.advance(24 * 3600 + 1)
     error(by_token(world.client, made["token"], "GET", path), 401, "unauthenticated")
 
 
