@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Row, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from lineup.core.audit import AuditEntry, Head, next_entry
+from lineup.store import statements
 from lineup.store.schema import AUDIT_HEAD_ID, audit_entries, audit_head
 
 MAX_PAGE = 1000
@@ -35,6 +36,20 @@ _ENTRY_COLUMNS = (
 )
 
 
+_LOCK_HEAD = (
+    update(audit_head)
+    .where(audit_head.c.id == AUDIT_HEAD_ID)
+    .values(seq=audit_head.c.seq, hash=audit_head.c.hash)
+)
+_HEAD = select(audit_head.c.seq, audit_head.c.hash).where(audit_head.c.id == AUDIT_HEAD_ID)
+_INSERT = insert(audit_entries)
+_MOVE_HEAD = (
+    update(audit_head)
+    .where(audit_head.c.id == AUDIT_HEAD_ID)
+    .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
+)
+
+
 def append(
     conn: Connection,
     *,
@@ -49,12 +64,11 @@ def append(
 
     ``ValueError`` for data that is not canonicalisable JSON (see
     ``lineup.core.audit.stored_form``); nothing is written then."""
-    conn.execute(
-        update(audit_head)
-        .where(audit_head.c.id == AUDIT_HEAD_ID)
-        .values(seq=audit_head.c.seq, hash=audit_head.c.hash)
-    )
-    current = head(conn)
+    # the head row first: on PostgreSQL its lock orders every node's appends (no forks)
+    statements.run(conn, _LOCK_HEAD, {})
+    found = statements.run(conn, _HEAD, {}).first()
+    assert found is not None, "the audit head row is made by the migration"
+    current = Head(found["seq"], found["hash"])
     entry = next_entry(
         current,
         at_ms=now_ms,
@@ -64,24 +78,22 @@ def append(
         subject=subject,
         data=data,
     )
-    conn.execute(
-        insert(audit_entries).values(
-            seq=entry.seq,
-            at=entry.at_ms,
-            kind=entry.kind,
-            workspace_id=entry.workspace_id,
-            actor=entry.actor,
-            subject=entry.subject,
-            data=entry.data,
-            prev_hash=entry.prev_hash,
-            hash=entry.hash,
-        )
+    statements.run(
+        conn,
+        _INSERT,
+        {
+            "seq": entry.seq,
+            "at": entry.at_ms,
+            "kind": entry.kind,
+            "workspace_id": entry.workspace_id,
+            "actor": entry.actor,
+            "subject": entry.subject,
+            "data": entry.data,
+            "prev_hash": entry.prev_hash,
+            "hash": entry.hash,
+        },
     )
-    conn.execute(
-        update(audit_head)
-        .where(audit_head.c.id == AUDIT_HEAD_ID)
-        .values(seq=entry.seq, hash=entry.hash)
-    )
+    statements.run(conn, _MOVE_HEAD, {"new_seq": entry.seq, "new_hash": entry.hash})
     return entry
 
 

@@ -9,14 +9,28 @@ log: a secret is never an event.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    Insert,
+    Table,
+    Update,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 
 from lineup.protocol import facts as f
+from lineup.store import statements
 from lineup.store.records import _FromRow
 from lineup.store.schema import (
     approvals,
@@ -202,8 +216,35 @@ class ExecutionRecord(_FromRow):
 # --- projections -------------------------------------------------------------------------
 
 
-def _insert(conn: Connection, table: Any, **values: Any) -> None:
-    conn.execute(insert(table).values(**values))
+# Projections run in the writer's transaction, many per invocation: their statements are
+# built once per table and set of columns and run prebuilt (``statements.run``).
+
+
+@functools.cache
+def _insert_into(table: Table) -> Insert:
+    return insert(table)
+
+
+@functools.cache
+def _update_by(table: Table, key: tuple[str, ...], names: tuple[str, ...]) -> Update:
+    return (
+        update(table)
+        .where(*(table.c[k] == bindparam(f"where_{k}") for k in key))
+        .values({name: bindparam(name) for name in names})
+    )
+
+
+def _insert(conn: Connection, table: Table, **values: Any) -> None:
+    statements.run(conn, _insert_into(table), values)
+
+
+def _set(conn: Connection, table: Table, key: Mapping[str, Any], values: Mapping[str, Any]) -> int:
+    """``UPDATE table SET values WHERE key``: how many rows matched."""
+    params = {f"where_{k}": v for k, v in key.items()}
+    params.update(values)
+    return statements.run(
+        conn, _update_by(table, tuple(key), tuple(sorted(values))), params
+    ).rowcount
 
 
 def _project_created(conn: Connection, event: StoredEvent, fact: f.ProjectCreatedPayload) -> None:
@@ -399,18 +440,19 @@ def _handed_over(conn: Connection, event: StoredEvent, fact: f.ApprovalHandedOve
 
 
 def _approval_decided(conn: Connection, event: StoredEvent, fact: f.ApprovalDecidedPayload) -> None:
-    conn.execute(
-        update(approvals)
-        .where(approvals.c.workspace_id == event.workspace_id, approvals.c.id == fact.approval_id)
-        .values(
-            status=fact.decision,
-            decided_by=fact.by,
-            decided_by_name=fact.by_name,
-            decided_at=event.recorded_at,
-            reason=fact.reason,
-            permission_id=fact.permission_id,
-            updated_at=event.recorded_at,
-        )
+    _set(
+        conn,
+        approvals,
+        {"workspace_id": event.workspace_id, "id": fact.approval_id},
+        {
+            "status": fact.decision,
+            "decided_by": fact.by,
+            "decided_by_name": fact.by_name,
+            "decided_at": event.recorded_at,
+            "reason": fact.reason,
+            "permission_id": fact.permission_id,
+            "updated_at": event.recorded_at,
+        },
     )
     if fact.decision != "approved":
         _invocation(conn, event, fact.invocation_id, status="rejected")
@@ -507,20 +549,14 @@ def _execution_started(
         finished_at=None,
     )
     if fact.grant_id is not None:
-        conn.execute(
-            update(grants)
-            .where(grants.c.workspace_id == event.workspace_id, grants.c.id == fact.grant_id)
-            .values(used_by=fact.execution_id)
-        )
+        key = {"workspace_id": event.workspace_id, "id": fact.grant_id}
+        _set(conn, grants, key, {"used_by": fact.execution_id})
     _invocation(conn, event, fact.invocation_id, status="running", execution_id=fact.execution_id)
 
 
 def _execution(conn: Connection, event: StoredEvent, execution_id: str, **values: Any) -> None:
-    conn.execute(
-        update(executions)
-        .where(executions.c.workspace_id == event.workspace_id, executions.c.id == execution_id)
-        .values(updated_at=event.recorded_at, **values)
-    )
+    key = {"workspace_id": event.workspace_id, "id": execution_id}
+    _set(conn, executions, key, {"updated_at": event.recorded_at, **values})
 
 
 def _execution_attempted(
@@ -605,11 +641,14 @@ def list_projects(conn: Connection, workspace_id: str) -> list[Project]:
     return [Project.from_row(r) for r in conn.execute(stmt)]
 
 
+_PROJECT_ROLE = select(project_members.c.role).where(
+    project_members.c.project_id == bindparam("project_id"),
+    project_members.c.user_id == bindparam("user_id"),
+)
+
+
 def project_role(conn: Connection, project_id: str, user_id: str) -> str | None:
-    stmt = select(project_members.c.role).where(
-        project_members.c.project_id == project_id, project_members.c.user_id == user_id
-    )
-    role = conn.execute(stmt).scalar()
+    role = conn.execute(_PROJECT_ROLE, {"project_id": project_id, "user_id": user_id}).scalar()
     return None if role is None else str(role)
 
 
@@ -653,20 +692,32 @@ def get_rule(conn: Connection, workspace_id: str, rule_id: str) -> PolicyRule | 
     return cast(PolicyRule | None, _one(conn, stmt, PolicyRule))
 
 
+def _by_id(table: Table) -> Any:
+    return select(table).where(
+        table.c.workspace_id == bindparam("workspace_id"), table.c.id == bindparam("id")
+    )
+
+
+_GET_INVOCATION = _by_id(invocations)
+_GET_EXECUTION = _by_id(executions)
+_GET_APPROVAL = _by_id(approvals)
+
+
+def _found(conn: Connection, stmt: Any, cls: type[Any], workspace_id: str, id_: str) -> Any:
+    row = conn.execute(stmt, {"workspace_id": workspace_id, "id": id_}).first()
+    return None if row is None else cls.from_row(row)
+
+
 def get_invocation(
     conn: Connection, workspace_id: str, invocation_id: str
 ) -> InvocationRecord | None:
-    stmt = select(invocations).where(
-        invocations.c.workspace_id == workspace_id, invocations.c.id == invocation_id
-    )
-    return cast(InvocationRecord | None, _one(conn, stmt, InvocationRecord))
+    found = _found(conn, _GET_INVOCATION, InvocationRecord, workspace_id, invocation_id)
+    return cast(InvocationRecord | None, found)
 
 
 def get_approval(conn: Connection, workspace_id: str, approval_id: str) -> ApprovalRecord | None:
-    stmt = select(approvals).where(
-        approvals.c.workspace_id == workspace_id, approvals.c.id == approval_id
-    )
-    return cast(ApprovalRecord | None, _one(conn, stmt, ApprovalRecord))
+    found = _found(conn, _GET_APPROVAL, ApprovalRecord, workspace_id, approval_id)
+    return cast(ApprovalRecord | None, found)
 
 
 def list_approvals(
@@ -750,10 +801,8 @@ def grant_for(conn: Connection, workspace_id: str, invocation_id: str) -> GrantR
 
 
 def get_execution(conn: Connection, workspace_id: str, execution_id: str) -> ExecutionRecord | None:
-    stmt = select(executions).where(
-        executions.c.workspace_id == workspace_id, executions.c.id == execution_id
-    )
-    return cast(ExecutionRecord | None, _one(conn, stmt, ExecutionRecord))
+    found = _found(conn, _GET_EXECUTION, ExecutionRecord, workspace_id, execution_id)
+    return cast(ExecutionRecord | None, found)
 
 
 def list_executions(
