@@ -99,3 +99,27 @@ def test_a_workspace_owner_sees_every_project(world: World) -> None:
     own = editor.send("/projects", {"name": "Ed's"}, 201)["id"]
     listed = {p["id"]: p["role"] for p in world.ana.read("/projects")["projects"]}
     assert listed[own] is None and listed[world.project] == "owner"
+
+
+def test_a_projects_tool_calls_and_canvases_stay_in_the_project(world: World) -> None:
+    opened = world.agent.call(
+        "tool.call",
+        {
+            "call_id": "c1",
+            "name": "canvas",
+            "action": "open",
+            "arguments": {"width": 8, "height": 8},
+        },
+        conversationId=world.conversation,
+    )
+    assert opened["type"] == "ack"
+    (call,) = world.ana.read("/tool-calls")["toolCalls"]
+    instance = call["instanceId"]
+    answer = {"result": {"message": f"instance_id: {instance}", "instance_id": instance}}
+    world.ana.send(f"/tool-calls/{call['id']}/result", answer)
+    assert world.ana.read(f"/canvases/{instance}")["status"] == "open"
+    out = outsider(world)
+    assert out.read("/tool-calls")["toolCalls"] == []
+    assert out.get(f"/tool-calls/{call['id']}").status_code == 404
+    assert out.read("/canvases")["canvases"] == []
+    assert out.get(f"/canvases/{instance}").status_code == 404

@@ -170,11 +170,16 @@ async def list_canvases(
     status: Annotated[str | None, Query(pattern="^(open|closed)$")] = None,
 ) -> dict[str, Any]:
     def read(r: Reader) -> dict[str, Any]:
-        canvases = r.list_canvases(
-            person.workspace_id,
-            conversation_id=conversation_id,
-            statuses=[status] if status else None,
-        )
+        sight = Sight.load(r, person)
+        canvases = [
+            c
+            for c in r.list_canvases(
+                person.workspace_id,
+                conversation_id=conversation_id,
+                statuses=[status] if status else None,
+            )
+            if sight.sees_item(c.conversation_id, c.task_id)
+        ]
         return {
             "canvases": [
                 views.canvas(c, r.list_canvas_ops(person.workspace_id, c.id)) for c in canvases
@@ -188,7 +193,9 @@ async def list_canvases(
 async def get_canvas(instance_id: str, hub: Hub, person: Member) -> dict[str, Any]:
     def read(r: Reader) -> dict[str, Any]:
         canvas = r.get_canvas(person.workspace_id, instance_id)
-        if canvas is None:
+        if canvas is None or not Sight.load(r, person).sees_item(
+            canvas.conversation_id, canvas.task_id
+        ):
             raise NotFound(f"No canvas {instance_id!r} in this workspace.")
         return views.canvas(canvas, r.list_canvas_ops(person.workspace_id, instance_id))
 
