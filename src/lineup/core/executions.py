@@ -47,10 +47,13 @@ def after_timeout(
             f"The provider did not answer in {max_attempts} attempts and has no record of the "
             "call; whether it took effect is unknown."
         )
-    return Unknown(
-        "The provider did not answer in time, has no receipt of the call, and cannot replay "
-        "it safely; whether it took effect is unknown. Check the system before trying again."
-    )
+    return Unknown(UNSAFE_TO_REPLAY)
+
+
+UNSAFE_TO_REPLAY = (
+    "The provider did not answer in time, has no receipt of the call, and cannot replay it "
+    "safely; whether it took effect is unknown. Check the system before trying again."
+)
 
 
 def after_error(

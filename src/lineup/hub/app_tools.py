@@ -189,11 +189,11 @@ def call_tool(
     """Validate an agent's ``tool.call`` and record it as a pending ``tool.called``."""
     ws = agent.workspace_id
     if task_id is not None:
-        task = agents_task(w, agent, task_id)
+        task = agents_task(w.read, agent, task_id)
         refuse_if_cancelling(task)
         conversation_id = task.conversation_id
     else:
-        conversation_id = agents_conversation(w, agent, None, conversation_id)
+        conversation_id = agents_conversation(w.read, agent, None, conversation_id)
     validate_call(registry(w.read, ws), call)
     own_id = tool_call_id(ws, agent.agent_id, call.call_id)
     existing = w.read.get_tool_call(ws, own_id)

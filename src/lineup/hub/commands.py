@@ -41,7 +41,7 @@ from lineup.protocol.errors import (
 from lineup.protocol.ids import new_id
 from lineup.protocol.interaction import Attachment, InteractionResponse
 from lineup.protocol.links import hub_file
-from lineup.store import AppendResult, records
+from lineup.store import AppendResult, Reader, records
 from lineup.store import governance as governance_store
 
 
@@ -144,8 +144,8 @@ def live_agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent
     return agent
 
 
-def conversation_in(w: Writing, workspace_id: str, conversation_id: str) -> records.Conversation:
-    conversation = w.read.get_conversation(workspace_id, conversation_id)
+def conversation_in(read: Reader, workspace_id: str, conversation_id: str) -> records.Conversation:
+    conversation = read.get_conversation(workspace_id, conversation_id)
     if conversation is None:
         raise NotFound(
             f"No conversation {conversation_id!r} in this workspace.",
@@ -154,32 +154,32 @@ def conversation_in(w: Writing, workspace_id: str, conversation_id: str) -> reco
     return conversation
 
 
-def task_in(w: Writing, workspace_id: str, task_id: str) -> records.Task:
-    task = w.read.get_task(workspace_id, task_id)
+def task_in(read: Reader, workspace_id: str, task_id: str) -> records.Task:
+    task = read.get_task(workspace_id, task_id)
     if task is None:
         raise NotFound(f"No task {task_id!r} in this workspace.", details={"taskId": task_id})
     return task
 
 
-def agents_task(w: Writing, agent: AgentIdentity, task_id: str | None) -> records.Task:
+def agents_task(read: Reader, agent: AgentIdentity, task_id: str | None) -> records.Task:
     if not task_id:
         raise InvalidArgument("This event needs the envelope's taskId.")
-    task = task_in(w, agent.workspace_id, task_id)
+    task = task_in(read, agent.workspace_id, task_id)
     if task.target_agent_id != agent.agent_id:
         raise Forbidden(f"Task {task_id!r} is not assigned to this agent.")
     return task
 
 
 def agents_conversation(
-    w: Writing, agent: AgentIdentity, task_id: str | None, conversation_id: str | None
+    read: Reader, agent: AgentIdentity, task_id: str | None, conversation_id: str | None
 ) -> str | None:
     """Where an agent's event belongs: its task's conversation, else a conversation the agent
     is part of (or none). The task, when named, wins over a conversation the envelope names."""
     if task_id is not None:
-        return agents_task(w, agent, task_id).conversation_id
+        return agents_task(read, agent, task_id).conversation_id
     if conversation_id is None:
         return None
-    conversation = conversation_in(w, agent.workspace_id, conversation_id)
+    conversation = conversation_in(read, agent.workspace_id, conversation_id)
     if agent.agent_id not in conversation.agent_ids:
         raise Forbidden("This agent is not part of that conversation.")
     return conversation_id
@@ -235,7 +235,7 @@ def post_message(
     event_id: str | None = None,
 ) -> Recorded:
     """A person's message; with ``track_as_task`` the task is created first (seed 001 §7.2)."""
-    conversation = conversation_in(w, person.workspace_id, conversation_id)
+    conversation = conversation_in(w.read, person.workspace_id, conversation_id)
     sight.check_acting(w.read, person, conversation_id)
     target = message.target_agent_id
     if target is not None:
@@ -303,7 +303,7 @@ def create_task(
         )
         conversation_id = created.value
     else:
-        conversation_in(w, person.workspace_id, conversation_id)
+        conversation_in(w.read, person.workspace_id, conversation_id)
         sight.check_acting(w.read, person, conversation_id)
     task_id = (
         derived_id("task", person.workspace_id, person.actor, event_id)
@@ -332,7 +332,7 @@ def request_cancel(
     w: Writing, person: Person, task_id: str, reason: str | None, *, event_id: str | None = None
 ) -> Recorded:
     """Raise the cancel flag; the task ends only when its agent confirms (principle 4)."""
-    task = task_in(w, person.workspace_id, task_id)
+    task = task_in(w.read, person.workspace_id, task_id)
     sight.check_acting(w.read, person, task.conversation_id)
     with domain_rules():
         _, changed = domain.request_cancel(task_state(task), reason)
@@ -574,7 +574,7 @@ def task_accepted(
             "The envelope's taskId and the payload's taskId differ.",
             details={"taskId": task_id, "payloadTaskId": accepted.task_id},
         )
-    task = agents_task(w, agent, task_id)
+    task = agents_task(w.read, agent, task_id)
     if task.status in domain.ACTIVE_STATUSES:
         return Recorded(None)  # accepted before; a restarted agent says it again
     with domain_rules():
@@ -597,7 +597,7 @@ def task_status_changed(
     task_id: str | None,
     change: ev.TaskStatusChanged,
 ) -> Recorded:
-    task = agents_task(w, agent, task_id)
+    task = agents_task(w.read, agent, task_id)
     before = task_state(task)
     with domain_rules():
         after = domain.report(
@@ -655,7 +655,7 @@ def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None
 def task_child_created(
     w: Writing, agent: AgentIdentity, event_id: str, child: ev.TaskChildCreated
 ) -> Recorded:
-    parent = agents_task(w, agent, child.parent_task_id)
+    parent = agents_task(w.read, agent, child.parent_task_id)
     if domain.is_terminal(parent.status):
         raise Conflict(f"Task {parent.id!r} is already {parent.status}; it takes no children.")
     child_id = child.child_task_id or derived_id("task", agent.agent_id, event_id)
@@ -698,7 +698,7 @@ def interaction_requested(
             details={"interactionId": wire.id},
         )
     if task_id is not None:
-        task = agents_task(w, agent, task_id)
+        task = agents_task(w.read, agent, task_id)
         if task.status not in domain.ACTIVE_STATUSES:
             raise Conflict(
                 f"Task {task.id!r} is {task.status}; only a running task can ask a person."
@@ -706,7 +706,7 @@ def interaction_requested(
         refuse_if_cancelling(task)
         conversation_id = task.conversation_id
     else:
-        conversation_id = agents_conversation(w, agent, None, conversation_id)
+        conversation_id = agents_conversation(w.read, agent, None, conversation_id)
     result = w.append(
         agent.workspace_id,
         facts.InteractionRequestedPayload.model_validate({"interaction": wire.wire()}),
@@ -727,7 +727,7 @@ def artifact_created(
     artifact: ev.ArtifactCreated,
 ) -> Recorded:
     check_hub_files(w, agent.workspace_id, [artifact.url])
-    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
+    conversation_id = agents_conversation(w.read, agent, task_id, conversation_id)
     artifact_id = artifact.artifact_id or derived_id("art", agent.agent_id, event_id)
     payload = {**artifact.wire(), "artifactId": artifact_id}
     payload.pop("taskId", None)  # an unknown field: the task is the envelope's, if any
@@ -752,7 +752,7 @@ def agent_message(
     conversation_id: str | None,
     message: ev.AgentMessageCreate,
 ) -> Recorded:
-    conversation_id = agents_conversation(w, agent, task_id, conversation_id)
+    conversation_id = agents_conversation(w.read, agent, task_id, conversation_id)
     if conversation_id is None:
         raise InvalidArgument("An agent's message needs a conversationId or a taskId.")
     check_hub_files(w, agent.workspace_id, _attachment_urls(message.attachments))

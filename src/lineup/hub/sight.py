@@ -145,6 +145,18 @@ PROJECT_FACTS = frozenset(
 found by their conversation or task."""
 
 
+def visible_projects(read: Reader, person: Person) -> dict[str, str | None]:
+    """Project id → the person's role there, for every project they may see (a workspace
+    owner's role is ``None`` in projects they are not a member of)."""
+    mine: dict[str, str | None] = dict(
+        gov_store.user_projects(read.connection, person.workspace_id, person.user_id)
+    )
+    if person.role == "owner":
+        for project in gov_store.list_projects(read.connection, person.workspace_id):
+            mine.setdefault(project.id, None)
+    return mine
+
+
 def project_of(
     read: Reader, workspace_id: str, conversation_id: str | None, task_id: str | None
 ) -> str | None:

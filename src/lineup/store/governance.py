@@ -821,6 +821,48 @@ def list_executions(
     return [ExecutionRecord.from_row(r) for r in conn.execute(stmt)]
 
 
+def executions_with_invocations(
+    conn: Connection, workspace_id: str, *, conversation_id: str | None = None, limit: int = 200
+) -> list[tuple[ExecutionRecord, InvocationRecord]]:
+    """Newest first, each with its invocation (who asked, where, with what)."""
+    inv = invocations.alias("inv")
+    stmt = (
+        select(executions, *[c.label(f"inv_{c.name}") for c in inv.c])
+        .join(
+            inv,
+            and_(
+                inv.c.workspace_id == executions.c.workspace_id,
+                inv.c.id == executions.c.invocation_id,
+            ),
+        )
+        .where(executions.c.workspace_id == workspace_id)
+    )
+    if conversation_id is not None:
+        stmt = stmt.where(inv.c.conversation_id == conversation_id)
+    stmt = stmt.order_by(executions.c.started_at.desc(), executions.c.id).limit(
+        max(1, min(limit, 1000))
+    )
+    out = []
+    for row in conn.execute(stmt):
+        data = row._mapping
+        invocation = {c.name: data[f"inv_{c.name}"] for c in inv.c}
+        out.append((ExecutionRecord.from_row(row), InvocationRecord.from_row(invocation)))
+    return out
+
+
+def execution_ids_of(
+    conn: Connection, workspace_id: str, invocation_ids: Sequence[str]
+) -> dict[str, str]:
+    """Invocation → its execution, for those that have one."""
+    if not invocation_ids:
+        return {}
+    stmt = select(executions.c.invocation_id, executions.c.id).where(
+        executions.c.workspace_id == workspace_id,
+        executions.c.invocation_id.in_(list(invocation_ids)),
+    )
+    return {str(r.invocation_id): str(r.id) for r in conn.execute(stmt)}
+
+
 def unfinished_executions(conn: Connection, limit: int = 500) -> list[ExecutionRecord]:
     """Executions in every workspace that have not ended: after a crash, or async jobs."""
     stmt = (

@@ -19,6 +19,7 @@ from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.hub.api.responses import Timestamp, View
 from lineup.hub.governance import decisions
+from lineup.hub.sight import visible_projects
 from lineup.protocol.capabilities import CapabilitySpec
 from lineup.protocol.errors import NotFound
 from lineup.protocol.times import iso
@@ -302,19 +303,20 @@ def _visible_project(r: Reader, person: Person, project_id: str) -> Project:
     return p
 
 
-def _visible_projects(r: Reader, person: Person) -> dict[str, str | None]:
-    """Project id → the person's role there, for every project they may see."""
-    mine: dict[str, str | None] = dict(
-        gov_store.user_projects(r.connection, person.workspace_id, person.user_id)
+def _approval_views(
+    r: Reader, rows: list[ApprovalRecord], roles: dict[str, str | None]
+) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    ran = gov_store.execution_ids_of(
+        r.connection, rows[0].workspace_id, [a.invocation_id for a in rows]
     )
-    if person.role == "owner":
-        for p in gov_store.list_projects(r.connection, person.workspace_id):
-            mine.setdefault(p.id, None)
-    return mine
+    return [_approval_view(a, roles, ran.get(a.invocation_id)) for a in rows]
 
 
-def _approval_view(r: Reader, a: ApprovalRecord, roles: dict[str, str | None]) -> dict[str, Any]:
-    inv = gov_store.get_invocation(r.connection, a.workspace_id, a.invocation_id)
+def _approval_view(
+    a: ApprovalRecord, roles: dict[str, str | None], execution_id: str | None
+) -> dict[str, Any]:
     return {
         "id": a.id,
         "project_id": a.project_id,
@@ -341,13 +343,13 @@ def _approval_view(r: Reader, a: ApprovalRecord, roles: dict[str, str | None]) -
         "expires_at": iso(a.expires_at),
         "created_at": iso(a.created_at),
         "sequence": a.sequence,
-        "execution_id": None if inv is None else inv.execution_id,
+        "execution_id": execution_id,
         "can_decide": roles.get(a.project_id) in ("owner", "editor"),
     }
 
 
 def _may_see_invocation(
-    r: Reader, person: Person, inv: InvocationRecord, roles: dict[str, str | None]
+    person: Person, inv: InvocationRecord, roles: dict[str, str | None]
 ) -> bool:
     if inv.project_id is not None:
         return inv.project_id in roles
@@ -442,7 +444,7 @@ def _permission_view(p: StandingPermission, now_ms: int) -> dict[str, Any]:
 @router.get("/projects", **answers(ProjectList, 400, 401, 403))
 async def list_projects(hub: Hub, person: Member) -> ProjectList:
     def read(r: Reader) -> ProjectList:
-        roles = _visible_projects(r, person)
+        roles = visible_projects(r, person)
         rows = [
             p for p in gov_store.list_projects(r.connection, person.workspace_id) if p.id in roles
         ]
@@ -558,7 +560,7 @@ async def get_policy(hub: Hub, person: Member) -> Policy:
     now = hub.clock()
 
     def read(r: Reader) -> Policy:
-        roles = _visible_projects(r, person)
+        roles = visible_projects(r, person)
         rules = [
             _rule_view(rule)
             for rule in gov_store.list_rules(r.connection, person.workspace_id)
@@ -622,7 +624,7 @@ async def list_approvals(
     (decided, expired or voided), ``all``."""
 
     def read(r: Reader) -> ApprovalList:
-        roles = _visible_projects(r, person)
+        roles = visible_projects(r, person)
         if view == "raised":
             rows = gov_store.list_approvals(
                 r.connection, person.workspace_id, requested_for=person.actor, limit=limit
@@ -651,11 +653,11 @@ async def list_approvals(
             rows = [a for a in rows if a.conversation_id == conversation_id]
         return ApprovalList.model_validate(
             {
-                "approvals": [
-                    _approval_view(r, a, roles)
-                    for a in rows
-                    if a.project_id in roles or a.requested_for == person.actor
-                ]
+                "approvals": _approval_views(
+                    r,
+                    [a for a in rows if a.project_id in roles or a.requested_for == person.actor],
+                    roles,
+                )
             }
         )
 
@@ -663,13 +665,13 @@ async def list_approvals(
 
 
 def _visible_approval(r: Reader, person: Person, approval_id: str) -> ApprovalView:
-    roles = _visible_projects(r, person)
+    roles = visible_projects(r, person)
     row = gov_store.get_approval(r.connection, person.workspace_id, approval_id)
     if row is None or (row.project_id not in roles and row.requested_for != person.actor):
         raise NotFound(
             f"No approval {approval_id!r} in this workspace.", details={"approvalId": approval_id}
         )
-    return ApprovalView.model_validate(_approval_view(r, row, roles))
+    return ApprovalView.model_validate(_approval_views(r, [row], roles)[0])
 
 
 @router.get("/approvals/{approval_id}", **answers(ApprovalView, 400, 401, 403, 404))
@@ -719,15 +721,13 @@ async def list_executions(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> ExecutionList:
     def read(r: Reader) -> ExecutionList:
-        roles = _visible_projects(r, person)
-        out = []
-        for e in gov_store.list_executions(r.connection, person.workspace_id, limit=limit):
-            inv = gov_store.get_invocation(r.connection, person.workspace_id, e.invocation_id)
-            if inv is None or not _may_see_invocation(r, person, inv, roles):
-                continue
-            if conversation_id is not None and inv.conversation_id != conversation_id:
-                continue
-            out.append(_execution_view(e, inv))
+        roles = visible_projects(r, person)
+        rows = gov_store.executions_with_invocations(
+            r.connection, person.workspace_id, conversation_id=conversation_id, limit=limit
+        )
+        out = [
+            _execution_view(e, inv) for e, inv in rows if _may_see_invocation(person, inv, roles)
+        ]
         return ExecutionList.model_validate({"executions": out})
 
     return await hub.store.read(read)
@@ -739,14 +739,14 @@ async def run_record(execution_id: Id, hub: Hub, person: Member) -> RunRecord:
     happened, the provider's receipt, and the audit entries behind it."""
 
     def read(r: Reader) -> RunRecord:
-        roles = _visible_projects(r, person)
+        roles = visible_projects(r, person)
         e = gov_store.get_execution(r.connection, person.workspace_id, execution_id)
         inv = (
             None
             if e is None
             else gov_store.get_invocation(r.connection, person.workspace_id, e.invocation_id)
         )
-        if e is None or inv is None or not _may_see_invocation(r, person, inv, roles):
+        if e is None or inv is None or not _may_see_invocation(person, inv, roles):
             raise NotFound(
                 f"No execution {execution_id!r} in this workspace.",
                 details={"executionId": execution_id},
@@ -755,7 +755,7 @@ async def run_record(execution_id: Id, hub: Hub, person: Member) -> RunRecord:
         if inv.approval_id is not None:
             row = gov_store.get_approval(r.connection, person.workspace_id, inv.approval_id)
             if row is not None:
-                approval = _approval_view(r, row, roles)
+                approval = _approval_view(row, roles, e.id)
         subjects = [f"invocation:{inv.id}", f"execution:{e.id}"]
         if inv.approval_id:
             subjects.append(f"approval:{inv.approval_id}")

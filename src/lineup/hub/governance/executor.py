@@ -152,21 +152,12 @@ class Executor:
         attempt = exe.attempts
         if resumed or attempt > 0:
             receipt = await self._receipt(entry, call)
-            step = rules.resume(
-                receipt_found=receipt is not None,
-                idempotent_replay=entry.spec.idempotent_replay,
-            )
             if receipt is not None:
                 await self._settle(exe, inv, entry, call, receipt.outcome)
                 return
+            step = rules.resume(receipt_found=False, idempotent_replay=entry.spec.idempotent_replay)
             if step == "unknown":
-                await self._unknown(
-                    exe,
-                    inv,
-                    rules.after_timeout(
-                        receipt_found=False, idempotent_replay=False, attempt=attempt
-                    ),
-                )
+                await self._unknown(exe, inv, rules.Unknown(rules.UNSAFE_TO_REPLAY))
                 return
         while True:
             attempt += 1
@@ -186,6 +177,7 @@ class Executor:
                 elif isinstance(decision, rules.Retry):
                     continue
                 else:
+                    assert isinstance(decision, rules.Unknown)
                     await self._unknown(exe, inv, decision)
                     return
             except ProviderError as exc:
@@ -216,11 +208,10 @@ class Executor:
         self,
         exe: ExecutionRecord,
         inv: InvocationRecord,
-        decision: rules.Retry | rules.Unknown | None,
+        unknown: rules.Unknown,
     ) -> None:
-        message = decision.message if isinstance(decision, rules.Unknown) else "Unknown outcome."
         await self._finish(
-            exe, inv, "unknown_result", error=_error(ErrorCode.UNKNOWN_RESULT, message)
+            exe, inv, "unknown_result", error=_error(ErrorCode.UNKNOWN_RESULT, unknown.message)
         )
 
     async def _receipt(self, entry: CatalogueEntry, call: Invocation) -> Receipt | None:

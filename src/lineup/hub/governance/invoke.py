@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from lineup.core import canonical, permissions, policy
@@ -35,7 +35,6 @@ from lineup.protocol.errors import (
     Forbidden,
     InvalidArgument,
     LineupError,
-    NotFound,
     Unavailable,
     error_from_code,
 )
@@ -78,68 +77,61 @@ class Place:
 
 def place_of(read: Reader, agent: AgentIdentity, envelope: Envelope) -> Place:
     """The envelope's task (one of the agent's) or conversation (one it is part of)."""
-    ws = agent.workspace_id
-    task_id = envelope.task_id
-    conversation_id = envelope.conversation_id
-    if task_id is not None:
-        task = read.get_task(ws, task_id)
-        if task is None:
-            raise NotFound(f"No task {task_id!r} in this workspace.", details={"taskId": task_id})
-        if task.target_agent_id != agent.agent_id:
-            raise Forbidden(f"Task {task_id!r} is not assigned to this agent.")
-        conversation_id = task.conversation_id
+    conversation_id = commands.agents_conversation(
+        read, agent, envelope.task_id, envelope.conversation_id
+    )
     if conversation_id is None:
         raise InvalidArgument(
             "A capability is invoked in a conversation: give the envelope's conversationId "
             "or taskId."
         )
-    conversation = read.get_conversation(ws, conversation_id)
-    if conversation is None:
-        raise NotFound(
-            f"No conversation {conversation_id!r} in this workspace.",
-            details={"conversationId": conversation_id},
-        )
-    if task_id is None and agent.agent_id not in conversation.agent_ids:
-        raise Forbidden("This agent is not part of that conversation.")
-    place = Place(conversation_id, task_id, conversation.project_id, conversation.created_by, None)
-    role = None
-    if place.project_id is not None and place.user_id is not None:
-        role = gov_store.project_role(read.connection, place.project_id, place.user_id)
-    return Place(conversation_id, task_id, place.project_id, place.on_behalf_of, role)
-
-
-def rules_of(read: Reader, workspace_id: str) -> list[policy.Rule]:
-    return [
-        policy.Rule(
-            id=r.id,
-            capability=r.capability,
-            effect="deny" if r.effect == "deny" else "allow",
-            project_id=r.project_id,
-            instance=r.instance,
-            roles=None if r.roles is None else tuple(r.roles),
-        )
-        for r in gov_store.list_rules(read.connection, workspace_id)
-    ]
-
-
-def verdict_for(
-    read: Reader, workspace_id: str, entry: CatalogueEntry, instance: str, place: Place
-) -> policy.Verdict:
-    disabled = gov_store.disabled_capabilities(read.connection, workspace_id)
-    if entry.spec.id in disabled:
-        why = disabled[entry.spec.id].reason
-        return policy.Verdict(
-            False,
-            f"{entry.spec.id} is switched off in this workspace" + (f": {why}" if why else "."),
-            "disabled",
-        )
-    return policy.decide(
-        rules_of(read, workspace_id),
-        capability=entry.spec.id,
-        effect=entry.spec.effect,
-        instance=instance,
-        where=policy.Where(place.project_id, place.role),
+    conversation = commands.conversation_in(read, agent.workspace_id, conversation_id)
+    place = Place(
+        conversation_id, envelope.task_id, conversation.project_id, conversation.created_by, None
     )
+    if place.project_id is None or place.user_id is None:
+        return place
+    role = gov_store.project_role(read.connection, place.project_id, place.user_id)
+    return replace(place, role=role)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspacePolicy:
+    """A workspace's rules and switched-off capabilities, read once to judge many calls."""
+
+    rules: list[policy.Rule]
+    disabled: dict[str, gov_store.CapabilityState]
+
+    @classmethod
+    def read(cls, read: Reader, workspace_id: str) -> WorkspacePolicy:
+        rules = [
+            policy.Rule(
+                id=r.id,
+                capability=r.capability,
+                effect="deny" if r.effect == "deny" else "allow",
+                project_id=r.project_id,
+                instance=r.instance,
+                roles=None if r.roles is None else tuple(r.roles),
+            )
+            for r in gov_store.list_rules(read.connection, workspace_id)
+        ]
+        return cls(rules, gov_store.disabled_capabilities(read.connection, workspace_id))
+
+    def verdict(self, entry: CatalogueEntry, instance: str, place: Place) -> policy.Verdict:
+        if entry.spec.id in self.disabled:
+            why = self.disabled[entry.spec.id].reason
+            return policy.Verdict(
+                False,
+                f"{entry.spec.id} is switched off in this workspace" + (f": {why}" if why else "."),
+                "disabled",
+            )
+        return policy.decide(
+            self.rules,
+            capability=entry.spec.id,
+            effect=entry.spec.effect,
+            instance=instance,
+            where=policy.Where(place.project_id, place.role),
+        )
 
 
 def standing_of(row: gov_store.StandingPermission) -> permissions.Standing:
@@ -211,16 +203,18 @@ async def invoke(
     own_id = invocation_id(ws, agent.agent_id, call.invocation_id)
     sent = fingerprint(envelope)
 
-    prior = await hub.store.read(lambda r: gov_store.get_invocation(r.connection, ws, own_id))
-    if prior is not None:
-        return await hub.store.read(lambda r: resent(r, prior, call, instance, digest))
-
-    def judge(read: Reader) -> tuple[Place, policy.Verdict]:
+    def judge(read: Reader) -> Recorded | tuple[Place, policy.Verdict, int]:
+        prior = gov_store.get_invocation(read.connection, ws, own_id)
+        if prior is not None:  # a resend: answered from the log, whatever happened since
+            return resent(read, prior, call, instance, digest)
         place = place_of(read, agent, envelope)
-        return place, verdict_for(read, ws, entry, instance, place)
+        verdict = WorkspacePolicy.read(read, ws).verdict(entry, instance, place)
+        return place, verdict, approval_ttl_of(read, hub.settings, ws, place)
 
-    place, verdict = await hub.store.read(judge)
-    ttl_ms = await hub.store.read(lambda r: approval_ttl_of(r, hub.settings, ws, place))
+    judged = await hub.store.read(judge)
+    if isinstance(judged, Recorded):
+        return judged
+    place, verdict, ttl_ms = judged
     if not verdict.allowed:
         details: dict[str, Any] = {"reason": verdict.code, "capability": entry.spec.id}
         if verdict.rule_id:

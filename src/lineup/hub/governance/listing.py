@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lineup.hub.actors import AgentIdentity
-from lineup.hub.governance.invoke import Place, place_of, verdict_for
+from lineup.hub.governance.invoke import Place, WorkspacePolicy, place_of
 from lineup.protocol.capabilities import CapabilityListing, CapabilitySpec
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.ids import new_id
@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 def granted(
     read: Reader, hub: HubState, agent: AgentIdentity, place: Place
 ) -> list[CapabilitySpec]:
-    ws = agent.workspace_id
+    rules = WorkspacePolicy.read(read, agent.workspace_id)
     out = []
     for spec in hub.governance.catalogue.specs():
         entry = hub.governance.catalogue.get(spec.id)
-        instances = [i for i in spec.instances if verdict_for(read, ws, entry, i, place).allowed]
+        instances = [i for i in spec.instances if rules.verdict(entry, i, place).allowed]
         if instances:
             out.append(spec.model_copy(update={"instances": instances}))
     return out
