@@ -20,6 +20,7 @@ from lineup.hub import audit
 from lineup.hub.actors import Person
 from lineup.hub.config import Settings
 from lineup.hub.recorder import Writing
+from lineup.hub.sight import visible_project
 from lineup.hub.translate import domain_rules
 from lineup.protocol.errors import Forbidden, InvalidArgument, NotFound
 from lineup.store import Conversation, Reader
@@ -136,14 +137,6 @@ def visible_conversation(r: Reader, person: Person, conversation_id: str) -> Con
             details={"conversationId": conversation_id},
         )
     return conversation
-
-
-def visible_project(r: Reader, person: Person, project_id: str) -> None:
-    project = gov_store.get_project(r.connection, person.workspace_id, project_id)
-    if project is None or (_project_role(r, person, project_id) is None and person.role != "owner"):
-        raise NotFound(
-            f"No project {project_id!r} in this workspace.", details={"projectId": project_id}
-        )
 
 
 def _project_role(r: Reader, person: Person, project_id: str) -> str | None:

@@ -145,6 +145,22 @@ PROJECT_FACTS = frozenset(
 found by their conversation or task."""
 
 
+def visible_project(read: Reader, person: Person, project_id: str) -> gov_store.Project:
+    """The project, if the person may see it (a member, or the workspace's owner); else
+    ``not_found``, as another workspace's would be."""
+    project = gov_store.get_project(read.connection, person.workspace_id, project_id)
+    role = (
+        None
+        if project is None
+        else gov_store.project_role(read.connection, project_id, person.user_id)
+    )
+    if project is None or (role is None and person.role != "owner"):
+        raise NotFound(
+            f"No project {project_id!r} in this workspace.", details={"projectId": project_id}
+        )
+    return project
+
+
 def visible_projects(read: Reader, person: Person) -> dict[str, str | None]:
     """Project id → the person's role there, for every project they may see (a workspace
     owner's role is ``None`` in projects they are not a member of)."""

@@ -19,7 +19,7 @@ from lineup.hub.api.deps import Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
 from lineup.hub.api.responses import Timestamp, View
 from lineup.hub.governance import decisions
-from lineup.hub.sight import visible_projects
+from lineup.hub.sight import visible_project, visible_projects
 from lineup.protocol.capabilities import CapabilitySpec
 from lineup.protocol.errors import NotFound
 from lineup.protocol.times import iso
@@ -277,7 +277,7 @@ def _project_view(p: Project, role: str | None) -> dict[str, Any]:
 
 
 def _detail(r: Reader, person: Person, project_id: str) -> ProjectDetail:
-    p = _visible_project(r, person, project_id)
+    p = visible_project(r, person, project_id)
     role = gov_store.project_role(r.connection, p.id, person.user_id)
     members = []
     for m in gov_store.list_project_members(r.connection, p.id):
@@ -291,16 +291,6 @@ def _detail(r: Reader, person: Person, project_id: str) -> ProjectDetail:
             }
         )
     return ProjectDetail.model_validate({**_project_view(p, role), "members": members})
-
-
-def _visible_project(r: Reader, person: Person, project_id: str) -> Project:
-    p = gov_store.get_project(r.connection, person.workspace_id, project_id)
-    role = None if p is None else gov_store.project_role(r.connection, p.id, person.user_id)
-    if p is None or (role is None and person.role != "owner"):
-        raise NotFound(
-            f"No project {project_id!r} in this workspace.", details={"projectId": project_id}
-        )
-    return p
 
 
 def _approval_views(
