@@ -25,6 +25,7 @@ from lineup.protocol import facts
 from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from lineup.protocol.ids import new_id
 from lineup.protocol.times import format_timestamp, ms_to_datetime
+from lineup.store import Reader
 from lineup.store import governance as gov_store
 from lineup.store.governance import ApprovalRecord
 
@@ -58,7 +59,7 @@ class StandingRequest:
             raise InvalidArgument(str(exc), details={"field": "bounds"}) from None
 
 
-def approval_in(read: Any, workspace_id: str, approval_id: str) -> ApprovalRecord:
+def approval_in(read: Reader, workspace_id: str, approval_id: str) -> ApprovalRecord:
     row = gov_store.get_approval(read.connection, workspace_id, approval_id)
     if row is None:
         raise NotFound(
@@ -67,11 +68,11 @@ def approval_in(read: Any, workspace_id: str, approval_id: str) -> ApprovalRecor
     return row
 
 
-def role_in_project(read: Any, person: Person, project_id: str) -> str | None:
+def role_in_project(read: Reader, person: Person, project_id: str) -> str | None:
     return gov_store.project_role(read.connection, project_id, person.user_id)
 
 
-def may_decide(read: Any, person: Person, approval: ApprovalRecord) -> str:
+def may_decide(read: Reader, person: Person, approval: ApprovalRecord) -> str:
     role = role_in_project(read, person, approval.project_id)
     if role is None:
         raise Forbidden(
