@@ -130,3 +130,36 @@ class Provider(Protocol):
     async def job(self, instance: str, job_id: str) -> JobState: ...
 
     async def health(self) -> Health: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """What a person gave to bind their account on one instance (ADR-0012): for ``oauth`` the
+    token response the hub's OAuth client obtained; for ``password-exchange`` a username and
+    password, passed once and never kept; for ``apikey`` the operator's key."""
+
+    kind: Literal["oauth", "password-exchange", "apikey"]
+    instance: str
+    token: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    username: str = ""
+    password: str = field(default="", repr=False)
+    api_key: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class BoundAccount:
+    """What the hub keeps (sealed) from an exchange, to inject into that person's calls."""
+
+    credentials: Mapping[str, str] = field(repr=False)
+    account: str = ""
+    """Who the system says the person is, for Settings (``ana@plant-1``)."""
+    expires_at_ms: int | None = None
+
+
+@runtime_checkable
+class Exchanging(Protocol):
+    """A provider whose system needs a person's own account: it turns what the person gave
+    into the credentials its calls need (a provider answers ``unauthenticated`` when they no
+    longer work: the hub then marks the binding expired)."""
+
+    async def exchange(self, request: Exchange) -> BoundAccount: ...
