@@ -174,6 +174,11 @@ class Manifest(_Model):
         return True
 
 
+def version_key(version: str) -> tuple[int, int, int]:
+    """A version's place in the order (pre-release tags are not ordered)."""
+    return _numbers(version)
+
+
 def _numbers(version: str) -> tuple[int, int, int]:
     core = re.split(r"[-+]", version, maxsplit=1)[0]
     parts = [int(p) for p in core.split(".") if p.isdigit()][:3]
@@ -446,3 +451,30 @@ def static_check(files: Files, manifest: Manifest, platform_version: str) -> lis
             "the manifest promises a preview the adapter has none for: " + ", ".join(no_preview),
         )
     return specs
+
+
+def parse_trusted_keys(text: str, *, development: bool = False) -> list[TrustedKey]:
+    """An operator's keys file: one ``ed25519 <base64 raw public key> [comment]`` per line;
+    blank lines and ``#`` comments are skipped. A malformed line is an error, not a skip: a
+    key the operator meant to trust must not silently be left out."""
+    keys: list[TrustedKey] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        try:
+            if parts[0] != "ed25519":
+                raise ValueError("only ed25519 keys are supported")
+            public = base64.b64decode(parts[1], validate=True)
+            Ed25519PublicKey.from_public_bytes(public)
+        except (IndexError, ValueError, binascii.Error) as exc:
+            raise ValueError(f"line {number} of the keys file is not a key: {exc}") from None
+        keys.append(TrustedKey(key_id_of(public), public, development))
+    return keys
+
+
+def public_key_line(public_key: bytes, comment: str = "") -> str:
+    """The keys-file line for ``public_key``."""
+    text = f"ed25519 {base64.b64encode(public_key).decode()} {key_id_of(public_key)}"
+    return f"{text} {comment}".rstrip()

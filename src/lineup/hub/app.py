@@ -19,6 +19,7 @@ from lineup.hub.api import governance as governance_api
 from lineup.hub.api import invitations as invitations_api
 from lineup.hub.api import notifications as notifications_api
 from lineup.hub.api import openapi
+from lineup.hub.api import providers as providers_api
 from lineup.hub.api import settings as settings_api
 from lineup.hub.api import tokens as tokens_api
 from lineup.hub.api import work as work_api
@@ -58,6 +59,7 @@ def create_app(settings: Settings, *, clock: Clock = now_ms) -> FastAPI:
     app.include_router(notifications_api.router)
     app.include_router(tools_api.router)
     app.include_router(governance_api.router)
+    app.include_router(providers_api.router)
     app.include_router(settings_api.router)
     app.include_router(tokens_api.router)
     # GET /api/direct for every hub; the rest only in direct mode

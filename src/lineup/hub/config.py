@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,25 @@ class Settings:
     scheduling_dir: Path | None = None
     """``LINEUP_SCHEDULING_DIR``: where the in-tree scheduling system keeps its plants
     (default ``$LINEUP_HOME/providers/scheduling``); one directory shared by every node."""
+    provider_dir: Path | None = None
+    """``LINEUP_PROVIDER_DIR``: where the operator puts provider packages (``.lineup-provider``
+    archives or package directories) for workspaces to discover and install (default
+    ``$LINEUP_HOME/providers/available``). Discovery reads manifests only."""
+    provider_trusted_keys: Path | None = None
+    """``LINEUP_PROVIDER_TRUSTED_KEYS``: a file of the Ed25519 public keys whose signatures
+    this hub accepts, one ``ed25519 <base64> [comment]`` per line. Without it no package
+    installs (bundled providers still run)."""
+    provider_dev_keys: Path | None = None
+    """``LINEUP_PROVIDER_DEV_KEYS``: development keys the operator allows, same format;
+    packages they sign install, marked "development" in the console. Unsigned packages never
+    install."""
+    provider_config: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``LINEUP_PROVIDER_CONFIG``: a JSON file of each provider's configuration by id (its
+    instances, addresses…; never secrets: those are ``lineup credentials``)."""
+    provider_health_interval: float = 300.0
+    """``LINEUP_PROVIDER_HEALTH_INTERVAL``: seconds between scheduled health probes."""
+    contract_timeout: float = 120.0
+    """Seconds the contract kit may run on a package being installed before it fails."""
     extra_providers: tuple[Any, ...] = field(default=(), repr=False)
     """Provider objects given by whoever builds the hub (tests, an embedding program)."""
     approval_ttl: float = 24 * 3600.0
@@ -188,9 +208,32 @@ class Settings:
                 if os.environ.get("LINEUP_SCHEDULING_DIR")
                 else None
             ),
+            **_provider_env(),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _provider_env() -> dict[str, object]:
+    env = os.environ
+
+    def path(name: str) -> Path | None:
+        return Path(env[name]).expanduser() if env.get(name) else None
+
+    config: dict[str, dict[str, Any]] = {}
+    config_file = path("LINEUP_PROVIDER_CONFIG")
+    if config_file is not None:
+        loaded = json.loads(config_file.read_text())
+        if not isinstance(loaded, dict) or not all(isinstance(v, dict) for v in loaded.values()):
+            raise ValueError("LINEUP_PROVIDER_CONFIG is a JSON object of objects by provider id")
+        config = loaded
+    return {
+        "provider_dir": path("LINEUP_PROVIDER_DIR"),
+        "provider_trusted_keys": path("LINEUP_PROVIDER_TRUSTED_KEYS"),
+        "provider_dev_keys": path("LINEUP_PROVIDER_DEV_KEYS"),
+        "provider_config": config,
+        "provider_health_interval": _seconds("LINEUP_PROVIDER_HEALTH_INTERVAL", 300.0),
+    }
 
 
 def _edge_env() -> dict[str, object]:

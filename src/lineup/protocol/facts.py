@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lineup.protocol._model import WireModel
 from lineup.protocol.events import ContentBlock
@@ -382,6 +382,56 @@ class CapabilityStateChangedPayload(Fact):
     reason: str | None = None
 
 
+class ProviderSurface(WireModel):
+    """How a change moves the capabilities a workspace's agents can reach."""
+
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    """Same id, but another effect, mode, schema or preview."""
+
+
+class ProviderChangeRequestedPayload(Fact):
+    """A workspace owner asked to install, upgrade, enable, disable, roll back or uninstall a
+    provider; nothing changes until it is approved (seed 003 §5, the lifecycle table)."""
+
+    fact_type = "provider.change_requested"
+    change_id: str
+    provider_id: str
+    action: Literal["install", "upgrade", "enable", "disable", "rollback", "uninstall"]
+    from_version: str | None = None
+    from_digest: str | None = None
+    to_version: str | None = None
+    to_digest: str | None = None
+    surface: ProviderSurface = Field(default_factory=ProviderSurface)
+    contract_passed: bool | None = None
+    """The contract kit's verdict on the package to switch to (install, upgrade)."""
+    reason: str | None = None
+
+
+class ProviderChangeDecidedPayload(Fact):
+    fact_type = "provider.change_decided"
+    change_id: str
+    provider_id: str
+    outcome: Literal["applied", "rejected", "failed"]
+    reason: str | None = None
+
+
+class ProviderStateChangedPayload(Fact):
+    """Where a provider stands in a workspace after an applied change."""
+
+    fact_type = "provider.state_changed"
+    provider_id: str
+    state: Literal["enabled", "disabled", "removed"]
+    version: str
+    digest: str
+    source: Literal["bundled", "package"]
+    previous_version: str | None = None
+    previous_digest: str | None = None
+    """What a rollback returns to; kept on disk and in the database."""
+    change_id: str | None = None
+
+
 class PolicyRuleSetPayload(Fact):
     fact_type = "policy.rule_set"
     rule_id: str
@@ -592,6 +642,9 @@ FACTS: Mapping[str, type[Fact]] = {
         ExecutionAttemptedPayload,
         ExecutionAcceptedPayload,
         ExecutionFinishedPayload,
+        ProviderChangeRequestedPayload,
+        ProviderChangeDecidedPayload,
+        ProviderStateChangedPayload,
     )
 }
 """Every recorded fact type → its payload model."""

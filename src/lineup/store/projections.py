@@ -23,6 +23,7 @@ from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import TaskStatusName
 from lineup.store import governance, statements
+from lineup.store import providers as provider_store
 from lineup.store.schema import (
     PROJECTION_TABLES,
     agents,
@@ -722,6 +723,7 @@ HANDLERS: Mapping[str, Handler] = dict(
         _on(f.ToolCompletedPayload, _tool_completed),
         _on(f.ToolCancelledPayload, _tool_cancelled),
         *governance.HANDLERS.items(),
+        *provider_store.HANDLERS.items(),
         _on(f.ApprovalRequestedPayload, _approval_requested),
         _on(f.ApprovalDecidedPayload, _approval_decided),
     ]

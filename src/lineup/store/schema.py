@@ -541,6 +541,85 @@ PROJECTION_TABLES = (
     executions,
 )
 
+# --- provider packages ---------------------------------------------------------------------
+
+provider_installs = Table(
+    "provider_installs",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("provider_id", String(64), nullable=False),
+    Column("state", String(20), nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("digest", String(80), nullable=False),
+    Column("source", String(20), nullable=False),
+    Column("previous_version", String(64), nullable=True),
+    Column("previous_digest", String(80), nullable=True),
+    Column("installed_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("updated_by", String(200), nullable=False),
+    PrimaryKeyConstraint("workspace_id", "provider_id"),
+)
+"""Where each provider stands in a workspace (``provider.state_changed``): ``enabled``,
+``disabled`` or ``removed``, at which version, and what a rollback returns to. A bundled
+provider with no row is enabled at the version the hub ships."""
+
+provider_changes = Table(
+    "provider_changes",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("provider_id", String(64), nullable=False),
+    Column("action", String(20), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("from_version", String(64), nullable=True),
+    Column("from_digest", String(80), nullable=True),
+    Column("to_version", String(64), nullable=True),
+    Column("to_digest", String(80), nullable=True),
+    Column("surface", json_column_type(), nullable=False),
+    Column("contract_passed", Boolean, nullable=True),
+    Column("reason", Text, nullable=True),
+    Column("requested_by", String(200), nullable=False),
+    Column("requested_at", BigInteger, nullable=False),
+    Column("decided_by", String(200), nullable=True),
+    Column("decided_at", BigInteger, nullable=True),
+    Column("decision_reason", Text, nullable=True),
+    Index("ix_provider_changes_workspace_id_status", "workspace_id", "status"),
+)
+"""Lifecycle changes and their approval (``provider.change_requested`` / ``_decided``)."""
+
+PROJECTION_TABLES = (*PROJECTION_TABLES, provider_installs, provider_changes)
+
+provider_packages = Table(
+    "provider_packages",
+    metadata,
+    Column("digest", String(80), primary_key=True),
+    Column("provider_id", String(64), nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("manifest", json_column_type(), nullable=False),
+    Column("archive", LargeBinary, nullable=False),
+    Column("signer", String(100), nullable=False),
+    Column("development", Boolean, nullable=False),
+    Column("contract", json_column_type(), nullable=True),
+    Column("added_at", BigInteger, nullable=False),
+)
+"""Verified packages by their tree digest, archive included: every node of a cluster unpacks
+a package from here, and a rollback finds the previous version here. Not event-sourced (the
+log holds the digests)."""
+
+provider_health = Table(
+    "provider_health",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("provider_id", String(64), nullable=False),
+    Column("digest", String(80), nullable=False),
+    Column("ok", Boolean, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("checked_at", BigInteger, nullable=False),
+    Index("ix_provider_health_digest_checked_at", "digest", "checked_at"),
+)
+"""Health probes of each loaded provider version, the last few kept."""
+
+
 provider_credentials = Table(
     "provider_credentials",
     metadata,

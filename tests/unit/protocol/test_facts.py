@@ -250,6 +250,34 @@ STORED: dict[str, dict[str, Any]] = {
         "receipt": {"job": "job-1"},
         "targetAgentId": "agent_1",
     },
+    "provider.change_requested": {
+        "changeId": "pch_1",
+        "providerId": "files",
+        "action": "upgrade",
+        "fromVersion": "1.0.0",
+        "fromDigest": "sha256:" + "a" * 64,
+        "toVersion": "1.1.0",
+        "toDigest": "sha256:" + "b" * 64,
+        "surface": {"added": ["files.move"], "removed": [], "changed": ["files.write"]},
+        "contractPassed": True,
+        "reason": "needs move",
+    },
+    "provider.change_decided": {
+        "changeId": "pch_1",
+        "providerId": "files",
+        "outcome": "applied",
+        "reason": "ok",
+    },
+    "provider.state_changed": {
+        "providerId": "files",
+        "state": "enabled",
+        "version": "1.1.0",
+        "digest": "sha256:" + "b" * 64,
+        "source": "package",
+        "previousVersion": "1.0.0",
+        "previousDigest": "sha256:" + "a" * 64,
+        "changeId": "pch_1",
+    },
 }
 
 

@@ -512,6 +512,7 @@ async def remove_member(project_id: Id, user_id: Id, hub: Hub, person: Member) -
 
 @router.get("/capabilities", **answers(CapabilityList, 400, 401, 403))
 async def list_capabilities(hub: Hub, person: Member) -> CapabilityList:
+    view = await hub.governance.view(person.workspace_id)
     disabled = await hub.store.read(
         lambda r: gov_store.disabled_capabilities(r.connection, person.workspace_id)
     )
@@ -523,7 +524,7 @@ async def list_capabilities(hub: Hub, person: Member) -> CapabilityList:
                     "enabled": spec.id not in disabled,
                     "disabled_reason": disabled[spec.id].reason if spec.id in disabled else None,
                 }
-                for spec in hub.governance.catalogue.specs()
+                for spec in view.specs()
             ]
         }
     )

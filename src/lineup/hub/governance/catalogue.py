@@ -1,16 +1,20 @@
-"""The capabilities the hub's providers offer, read once when the hub starts."""
+"""The capabilities the hub's providers offer: each provider version read once when it is
+loaded, and each workspace's view of the versions it runs."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import jsonschema
 
+from lineup.core.package import Manifest
 from lineup.core.provider import Provider
 from lineup.protocol.capabilities import CapabilitySpec
-from lineup.protocol.errors import InvalidArgument, NotFound
+from lineup.protocol.errors import Forbidden, InvalidArgument, NotFound
+from lineup.store.providers import Install
 
 log = logging.getLogger("lineup.hub.governance")
 
@@ -23,44 +27,145 @@ class CatalogueEntry:
     output_validator: jsonschema.protocols.Validator
 
 
+Source = Literal["bundled", "package"]
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """One version of a provider, ready to call: bundled with the hub, or unpacked from a
+    verified package."""
+
+    provider: Provider
+    version: str
+    digest: str
+    source: Source
+    entries: Mapping[str, CatalogueEntry]
+    manifest: Manifest | None = None
+    signer: str | None = None
+    development: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.provider.id
+
+    def specs(self) -> list[CapabilitySpec]:
+        return [self.entries[k].spec for k in sorted(self.entries)]
+
+
+def load_entries(provider: Provider) -> dict[str, CatalogueEntry]:
+    """The provider's capabilities, checked once (ids under its own, schemas valid)."""
+    instances = list(provider.instances())
+    entries: dict[str, CatalogueEntry] = {}
+    for spec in provider.describe():
+        if not spec.id.startswith(provider.id + "."):
+            raise ValueError(f"{spec.id!r} is not under its provider {provider.id!r}")
+        if spec.id in entries:
+            raise ValueError(f"two capabilities are named {spec.id!r}")
+        entry_spec = spec.model_copy(update={"instances": spec.instances or instances})
+        entries[spec.id] = CatalogueEntry(
+            entry_spec, provider, _validator(spec.input_schema), _validator(spec.output_schema)
+        )
+    return entries
+
+
 class Catalogue:
-    def __init__(self, providers: Iterable[Provider]) -> None:
-        self.providers: dict[str, Provider] = {}
-        self._entries: dict[str, CatalogueEntry] = {}
+    """Every provider version this node can call: the bundled ones (what the hub ships and
+    its settings name), and packages loaded by digest. Which of them a workspace reaches is
+    its :class:`CatalogueView`."""
+
+    def __init__(self, providers: Iterable[Provider | Loaded] = ()) -> None:
+        self.bundled: dict[str, Loaded] = {}
+        self.loaded: dict[str, Loaded] = {}
         for provider in providers:
             self.add(provider)
 
-    def add(self, provider: Provider) -> None:
-        if provider.id in self.providers:
-            raise ValueError(f"two providers are named {provider.id!r}")
-        instances = list(provider.instances())
-        for spec in provider.describe():
-            if not spec.id.startswith(provider.id + "."):
-                raise ValueError(f"{spec.id!r} is not under its provider {provider.id!r}")
-            if spec.id in self._entries:
-                raise ValueError(f"two capabilities are named {spec.id!r}")
-            entry_spec = spec.model_copy(update={"instances": spec.instances or instances})
-            self._entries[spec.id] = CatalogueEntry(
-                entry_spec,
-                provider,
-                _validator(spec.input_schema),
-                _validator(spec.output_schema),
-            )
-        self.providers[provider.id] = provider
+    def add(self, provider: Provider | Loaded) -> Loaded:
+        """A bundled provider (a plain provider counts as one, at version ``0``)."""
+        loaded = (
+            provider
+            if isinstance(provider, Loaded)
+            else Loaded(provider, "0", f"builtin:{provider.id}", "bundled", load_entries(provider))
+        )
+        if loaded.id in self.bundled:
+            raise ValueError(f"two providers are named {loaded.id!r}")
+        self.bundled[loaded.id] = loaded
+        self.loaded[loaded.digest] = loaded
+        return loaded
 
-    def specs(self) -> Sequence[CapabilitySpec]:
-        return [e.spec for e in sorted(self._entries.values(), key=lambda e: e.spec.id)]
+    def register(self, loaded: Loaded) -> None:
+        self.loaded.setdefault(loaded.digest, loaded)
+
+    @property
+    def providers(self) -> dict[str, Provider]:
+        """The bundled providers by id."""
+        return {pid: loaded.provider for pid, loaded in self.bundled.items()}
+
+    def view(self, installs: Mapping[str, Install]) -> CatalogueView:
+        """What a workspace with these install rows reaches. A bundled provider without a row
+        is enabled; a row whose digest this node has not loaded is left out (the caller
+        loads first: :meth:`Registry.view`)."""
+        active: dict[str, Loaded] = {}
+        disabled: set[str] = set()
+        for pid, loaded in self.bundled.items():
+            if pid not in installs:
+                active[pid] = loaded
+        for pid, row in installs.items():
+            if row.state == "removed":
+                continue
+            version = self.loaded.get(row.digest)
+            if version is None:
+                continue
+            active[pid] = version
+            if row.state == "disabled":
+                disabled.add(pid)
+        return CatalogueView(active, frozenset(disabled))
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueView:
+    """The providers one workspace runs: ``disabled`` ones refuse new calls at once, while
+    their executions in flight can still be followed (:meth:`find`)."""
+
+    active: Mapping[str, Loaded]
+    disabled: frozenset[str]
+
+    def _entry(self, capability: str) -> tuple[Loaded, CatalogueEntry] | None:
+        pid = capability.partition(".")[0]
+        loaded = self.active.get(pid)
+        if loaded is None or capability not in loaded.entries:
+            return None
+        return loaded, loaded.entries[capability]
 
     def get(self, capability: str) -> CatalogueEntry:
-        entry = self._entries.get(capability)
-        if entry is None:
+        found = self._entry(capability)
+        if found is None:
             raise NotFound(
                 f"No capability {capability!r} on this hub.", details={"capability": capability}
             )
+        loaded, entry = found
+        if loaded.id in self.disabled:
+            raise Forbidden(
+                f"{loaded.id} is disabled in this workspace: its capabilities refuse new calls.",
+                details={"reason": "provider_disabled", "provider": loaded.id},
+            )
         return entry
 
+    def find(self, capability: str) -> CatalogueEntry | None:
+        """The capability's entry even while its provider is disabled."""
+        found = self._entry(capability)
+        return None if found is None else found[1]
+
     def has(self, capability: str) -> bool:
-        return capability in self._entries
+        found = self._entry(capability)
+        return found is not None and found[0].id not in self.disabled
+
+    def specs(self) -> list[CapabilitySpec]:
+        return [
+            spec
+            for pid in sorted(self.active)
+            if pid not in self.disabled
+            for spec in self.active[pid].specs()
+        ]
 
 
 def _validator(schema: dict[str, object]) -> jsonschema.protocols.Validator:

@@ -188,15 +188,17 @@ async def decide(
 
 async def _still_bound(hub: HubState, row: ApprovalRecord) -> str | None:
     """Why the approval would no longer hold if approved now, or None."""
-    gov = hub.governance
-    if not gov.catalogue.has(row.capability):
+    view = await hub.governance.view(row.workspace_id)
+    if view.find(row.capability) is None:
         return f"{row.capability} is no longer on this hub."
+    if not view.has(row.capability):
+        return f"{row.capability.partition('.')[0]} was disabled in this workspace."
     disabled = await hub.store.read(
         lambda r: gov_store.disabled_capabilities(r.connection, row.workspace_id)
     )
     if row.capability in disabled:
         return f"{row.capability} was switched off."
-    entry = gov.catalogue.get(row.capability)
+    entry = view.get(row.capability)
     if not entry.spec.preview:
         return None
     draft = await core_invoke.draft_of(hub, entry, row.instance, row.params)
@@ -550,8 +552,11 @@ async def set_capability_enabled(
 ) -> None:
     if person.role != "owner":
         raise Forbidden("Only a workspace owner can switch capabilities on or off.")
-    hub.governance.catalogue.get(capability)
     ws = person.workspace_id
+    if (await hub.governance.view(ws)).find(capability) is None:
+        raise NotFound(
+            f"No capability {capability!r} on this hub.", details={"capability": capability}
+        )
 
     def job(w: Writing) -> None:
         disabled = gov_store.disabled_capabilities(w.read.connection, ws)

@@ -31,7 +31,7 @@ from lineup.store import governance as gov_store
 from lineup.store.governance import ExecutionRecord, InvocationRecord
 
 if TYPE_CHECKING:
-    from lineup.hub.governance.catalogue import Catalogue
+    from lineup.hub.governance.registry import Registry
     from lineup.hub.state import HubState
 
 log = logging.getLogger("lineup.hub.governance")
@@ -47,9 +47,9 @@ def _error(code: ErrorCode, message: str) -> dict[str, Any]:
 
 
 class Executor:
-    def __init__(self, hub: HubState, catalogue: Catalogue) -> None:
+    def __init__(self, hub: HubState, registry: Registry) -> None:
         self.hub = hub
-        self.catalogue = catalogue
+        self.registry = registry
         self._running: dict[str, asyncio.Task[None]] = {}
 
     def start(self, workspace_id: str, execution_id: str, *, resumed: bool = False) -> None:
@@ -79,16 +79,18 @@ class Executor:
         for row in rows:
             if self.running(row.id):
                 continue
-            if not all_of_them and not self._orphaned(row, now_ms):
-                continue
+            if not all_of_them:
+                view = await self.registry.view(row.workspace_id)
+                if not self._orphaned(view.find(row.capability), row, now_ms):
+                    continue
             self.start(row.workspace_id, row.id, resumed=True)
             resumed += 1
         return resumed
 
-    def _orphaned(self, row: ExecutionRecord, now_ms: int) -> bool:
-        if not self.catalogue.has(row.capability):
+    def _orphaned(self, entry: CatalogueEntry | None, row: ExecutionRecord, now_ms: int) -> bool:
+        if entry is None:
             return True
-        spec = self.catalogue.get(row.capability).spec
+        spec = entry.spec
         if row.status == "accepted":  # a job: followed by whoever holds it; poll interval
             quiet = self.hub.settings.job_poll_interval * 1000 * 10
         else:
@@ -124,7 +126,8 @@ class Executor:
         exe, inv = await self._read(ws, execution_id)
         if exe.status not in UNFINISHED:
             return
-        if not self.catalogue.has(exe.capability):
+        entry_or_none = (await self.registry.view(ws)).find(exe.capability)
+        if entry_or_none is None:
             await self._finish(
                 exe,
                 inv,
@@ -136,7 +139,7 @@ class Executor:
                 ),
             )
             return
-        entry = self.catalogue.get(exe.capability)
+        entry = entry_or_none
         call = Invocation(
             capability=exe.capability,
             instance=exe.instance,

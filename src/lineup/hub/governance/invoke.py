@@ -196,7 +196,7 @@ async def invoke(
 ) -> Recorded:
     gov = hub.governance
     ws = agent.workspace_id
-    entry = gov.catalogue.get(call.capability)
+    entry = (await gov.view(ws)).get(call.capability)
     instance = instance_of(entry, call.instance)
     check_params(entry, call.params)
     digest = digest_of(call.params)

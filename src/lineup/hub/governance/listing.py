@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lineup.hub.actors import AgentIdentity
+from lineup.hub.governance.catalogue import CatalogueView
 from lineup.hub.governance.invoke import Place, WorkspacePolicy, place_of
 from lineup.protocol.capabilities import CapabilityListing, CapabilitySpec
 from lineup.protocol.envelope import Envelope
@@ -21,12 +22,12 @@ if TYPE_CHECKING:
 
 
 def granted(
-    read: Reader, hub: HubState, agent: AgentIdentity, place: Place
+    read: Reader, view: CatalogueView, agent: AgentIdentity, place: Place
 ) -> list[CapabilitySpec]:
     rules = WorkspacePolicy.read(read, agent.workspace_id)
     out = []
-    for spec in hub.governance.catalogue.specs():
-        entry = hub.governance.catalogue.get(spec.id)
+    for spec in view.specs():
+        entry = view.get(spec.id)
         instances = [i for i in spec.instances if rules.verdict(entry, i, place).allowed]
         if instances:
             out.append(spec.model_copy(update={"instances": instances}))
@@ -34,13 +35,15 @@ def granted(
 
 
 async def answer_query(hub: HubState, agent: AgentIdentity, envelope: Envelope) -> Envelope:
+    view = await hub.governance.view(agent.workspace_id)
+
     def read(r: Reader) -> CapabilityListing:
         if envelope.task_id is None and envelope.conversation_id is None:
             place = Place("", None, None, None, None)
         else:
             place = place_of(r, agent, envelope)
         return CapabilityListing(
-            capabilities=granted(r, hub, agent, place), project_id=place.project_id
+            capabilities=granted(r, view, agent, place), project_id=place.project_id
         )
 
     listing = await hub.store.read(read)

@@ -424,6 +424,59 @@ export interface ProjectUpdatedPayload {
   workingDirectory?: string;
   [k: string]: unknown;
 }
+export interface ProviderChangeDecidedPayload {
+  changeId: string;
+  outcome: "applied" | "rejected" | "failed";
+  providerId: string;
+  reason?: string;
+  [k: string]: unknown;
+}
+/**
+ * A workspace owner asked to install, upgrade, enable, disable, roll back or uninstall a
+ * provider; nothing changes until it is approved (seed 003 §5, the lifecycle table).
+ */
+export interface ProviderChangeRequestedPayload {
+  action: "install" | "upgrade" | "enable" | "disable" | "rollback" | "uninstall";
+  changeId: string;
+  /**
+   * The contract kit's verdict on the package to switch to (install, upgrade).
+   */
+  contractPassed?: boolean;
+  fromDigest?: string;
+  fromVersion?: string;
+  providerId: string;
+  reason?: string;
+  surface?: ProviderSurface;
+  toDigest?: string;
+  toVersion?: string;
+  [k: string]: unknown;
+}
+/**
+ * How a change moves the capabilities a workspace's agents can reach.
+ */
+export interface ProviderSurface {
+  added?: string[];
+  changed?: string[];
+  removed?: string[];
+  [k: string]: unknown;
+}
+/**
+ * Where a provider stands in a workspace after an applied change.
+ */
+export interface ProviderStateChangedPayload {
+  changeId?: string;
+  digest: string;
+  /**
+   * What a rollback returns to; kept on disk and in the database.
+   */
+  previousDigest?: string;
+  previousVersion?: string;
+  providerId: string;
+  source: "bundled" | "package";
+  state: "enabled" | "disabled" | "removed";
+  version: string;
+  [k: string]: unknown;
+}
 export interface TaskAcceptedPayload {
   taskId: string;
   [k: string]: unknown;
@@ -571,6 +624,9 @@ export interface FactPayloads {
   "project.member_removed": ProjectMemberRemovedPayload;
   "project.member_set": ProjectMemberSetPayload;
   "project.updated": ProjectUpdatedPayload;
+  "provider.change_decided": ProviderChangeDecidedPayload;
+  "provider.change_requested": ProviderChangeRequestedPayload;
+  "provider.state_changed": ProviderStateChangedPayload;
   "task.accepted": TaskAcceptedPayload;
   "task.cancel_requested": TaskCancelRequestedPayload;
   "task.child_created": TaskChildCreatedPayload;

@@ -1077,6 +1077,139 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Providers */
+        get: operations["list_providers_api_workspaces__workspace_id__providers_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/providers/{provider_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Provider Detail */
+        get: operations["provider_detail_api_workspaces__workspace_id__providers__provider_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/providers/{provider_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check Health
+         * @description Probe the provider now (it is also probed on a schedule; the last 20 are kept).
+         */
+        post: operations["check_health_api_workspaces__workspace_id__providers__provider_id__health_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/providers/available": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Available
+         * @description The packages in the operator's directory, signatures and claims checked, nothing run.
+         */
+        get: operations["available_api_workspaces__workspace_id__providers_available_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/providers/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Changes */
+        get: operations["list_changes_api_workspaces__workspace_id__providers_changes_get"];
+        put?: never;
+        /**
+         * Request Change
+         * @description Ask for a lifecycle change; install and upgrade run the contract kit before answering.
+         */
+        post: operations["request_change_api_workspaces__workspace_id__providers_changes_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/providers/changes/{change_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decide Change */
+        post: operations["decide_change_api_workspaces__workspace_id__providers_changes__change_id__decision_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/providers/packages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload Package
+         * @description Send a ``.lineup-provider`` archive: it is checked (never run) and, if it passes, kept
+         *     for an install or upgrade to name by its ``ref``.
+         */
+        post: operations["upload_package_api_workspaces__workspace_id__providers_packages_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/settings": {
         parameters: {
             query?: never;
@@ -1532,6 +1665,46 @@ export interface components {
              */
             kind: string;
         };
+        /** AuthView */
+        AuthView: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "oauth" | "password-exchange" | "apikey" | "none";
+        };
+        /** AvailableList */
+        AvailableList: {
+            /** Packages */
+            packages: components["schemas"]["AvailablePackage"][];
+        };
+        /** AvailablePackage */
+        AvailablePackage: {
+            auth: components["schemas"]["AuthView"] | null;
+            /** Capabilities */
+            capabilities: string[];
+            /** Description */
+            description: string | null;
+            /** Development */
+            development: boolean;
+            /** File */
+            file: string;
+            /** Id */
+            id: string | null;
+            /** Installedversion */
+            installedVersion: string | null;
+            /** Name */
+            name: string | null;
+            /** Ref */
+            ref: string;
+            refused: components["schemas"]["Refusal"] | null;
+            /** Signer */
+            signer: string | null;
+            /** Vendor */
+            vendor: string | null;
+            /** Version */
+            version: string | null;
+        };
         /** AvailableTools */
         AvailableTools: {
             /**
@@ -1548,6 +1721,13 @@ export interface components {
             tools: {
                 [key: string]: unknown;
             }[];
+        };
+        /** BindingCounts */
+        BindingCounts: {
+            /** Bound */
+            bound: number;
+            /** Expired */
+            expired: number;
         };
         /** CancelRequest */
         CancelRequest: {
@@ -1666,6 +1846,60 @@ export interface components {
             /** Enabled */
             enabled: boolean;
         };
+        /** ChangeList */
+        ChangeList: {
+            /** Changes */
+            changes: components["schemas"]["ChangeView"][];
+        };
+        /** ChangeRequest */
+        ChangeRequest: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "install" | "upgrade" | "enable" | "disable" | "rollback" | "uninstall";
+            /** Package */
+            package?: string | null;
+            /** Providerid */
+            providerId?: string | null;
+            /** Reason */
+            reason?: string | null;
+        };
+        /** ChangeView */
+        ChangeView: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "install" | "upgrade" | "enable" | "disable" | "rollback" | "uninstall";
+            /** Blockers */
+            blockers: string[];
+            contract: components["schemas"]["ContractView"] | null;
+            /** Decidedat */
+            decidedAt: string | null;
+            decidedBy: components["schemas"]["PersonRef"] | null;
+            /** Decisionreason */
+            decisionReason: string | null;
+            /** Fromversion */
+            fromVersion: string | null;
+            /** Id */
+            id: string;
+            /** Providerid */
+            providerId: string;
+            /** Reason */
+            reason: string | null;
+            /** Requestedat */
+            requestedAt: string;
+            requestedBy: components["schemas"]["PersonRef"];
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "applied" | "rejected" | "failed";
+            surface: components["schemas"]["SurfaceView"];
+            /** Toversion */
+            toVersion: string | null;
+        };
         /** Choice */
         Choice: {
             /** Id */
@@ -1703,6 +1937,29 @@ export interface components {
             type: string;
         } & {
             [key: string]: unknown;
+        };
+        /** ContractCheck */
+        ContractCheck: {
+            /** Capability */
+            capability?: string | null;
+            /**
+             * Detail
+             * @default
+             */
+            detail: string;
+            /** Name */
+            name: string;
+            /** Passed */
+            passed: boolean;
+            /** Rule */
+            rule: string;
+        };
+        /** ContractView */
+        ContractView: {
+            /** Checks */
+            checks: components["schemas"]["ContractCheck"][];
+            /** Passed */
+            passed: boolean;
         };
         /** Conversation */
         Conversation: {
@@ -1777,6 +2034,13 @@ export interface components {
             token: string;
             /** Workspaceid */
             workspaceId: string | null;
+        };
+        /** Decision */
+        Decision: {
+            /** Approve */
+            approve: boolean;
+            /** Reason */
+            reason?: string | null;
         };
         /** DecisionBody */
         DecisionBody: {
@@ -1981,6 +2245,15 @@ export interface components {
             /** Version */
             version: string;
         };
+        /** HealthView */
+        HealthView: {
+            /** Checkedat */
+            checkedAt: string;
+            /** Detail */
+            detail: string;
+            /** Ok */
+            ok: boolean;
+        };
         /** Inbox */
         Inbox: {
             counts: components["schemas"]["InboxCounts"];
@@ -2168,6 +2441,15 @@ export interface components {
             values: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+        };
+        /** LogLine */
+        LogLine: {
+            /** At */
+            at: string;
+            /** Level */
+            level: string;
+            /** Message */
+            message: string;
         };
         /** Me */
         Me: {
@@ -2496,6 +2778,13 @@ export interface components {
              */
             status: "active" | "expired" | "used_up" | "revoked";
         };
+        /** PersonRef */
+        PersonRef: {
+            /** Name */
+            name: string;
+            /** Userid */
+            userId: string;
+        };
         /** Policy */
         Policy: {
             /** Permissions */
@@ -2600,6 +2889,94 @@ export interface components {
             /** Workingdirectory */
             workingDirectory: string | null;
         };
+        /** ProviderDetail */
+        ProviderDetail: {
+            auth: components["schemas"]["AuthView"];
+            bindings: components["schemas"]["BindingCounts"];
+            /** Capabilities */
+            capabilities: components["schemas"]["CapabilitySpec"][];
+            /** Changes */
+            changes: components["schemas"]["ChangeView"][];
+            contract: components["schemas"]["ContractView"] | null;
+            /** Description */
+            description: string;
+            /** Development */
+            development: boolean;
+            /** Digest */
+            digest: string;
+            /** Health */
+            health: components["schemas"]["HealthView"][];
+            /** Id */
+            id: string;
+            /** Installedat */
+            installedAt: string | null;
+            /** Logs */
+            logs: components["schemas"]["LogLine"][];
+            /** Name */
+            name: string;
+            pendingChange: components["schemas"]["ChangeView"] | null;
+            previous: components["schemas"]["VersionRef"] | null;
+            /** Signer */
+            signer: string | null;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "bundled" | "package";
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "enabled" | "disabled";
+            /** Vendor */
+            vendor: string;
+            /** Version */
+            version: string;
+        };
+        /** ProviderList */
+        ProviderList: {
+            /** Providers */
+            providers: components["schemas"]["ProviderView"][];
+        };
+        /** ProviderView */
+        ProviderView: {
+            auth: components["schemas"]["AuthView"];
+            /** Capabilities */
+            capabilities: components["schemas"]["CapabilitySpec"][];
+            contract: components["schemas"]["ContractView"] | null;
+            /** Description */
+            description: string;
+            /** Development */
+            development: boolean;
+            /** Digest */
+            digest: string;
+            /** Health */
+            health: components["schemas"]["HealthView"][];
+            /** Id */
+            id: string;
+            /** Installedat */
+            installedAt: string | null;
+            /** Name */
+            name: string;
+            pendingChange: components["schemas"]["ChangeView"] | null;
+            previous: components["schemas"]["VersionRef"] | null;
+            /** Signer */
+            signer: string | null;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "bundled" | "package";
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "enabled" | "disabled";
+            /** Vendor */
+            vendor: string;
+            /** Version */
+            version: string;
+        };
         /** PushDevice */
         PushDevice: {
             /** Createdat */
@@ -2663,6 +3040,13 @@ export interface components {
             name?: string | null;
             /** Runtime */
             runtime?: string | null;
+        };
+        /** Refusal */
+        Refusal: {
+            /** Message */
+            message: string;
+            /** Rule */
+            rule: string;
         };
         /** Registered */
         Registered: {
@@ -2881,6 +3265,15 @@ export interface components {
             /** P256Dh */
             p256Dh: string;
         };
+        /** SurfaceView */
+        SurfaceView: {
+            /** Added */
+            added: string[];
+            /** Changed */
+            changed: string[];
+            /** Removed */
+            removed: string[];
+        };
         /** Task */
         Task: {
             /**
@@ -3098,6 +3491,13 @@ export interface components {
             email: string;
             /** Id */
             id: string;
+        };
+        /** VersionRef */
+        VersionRef: {
+            /** Digest */
+            digest: string;
+            /** Version */
+            version: string;
         };
         /** Workspace */
         Workspace: {
@@ -7567,6 +7967,568 @@ export interface operations {
             };
             /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_providers_api_workspaces__workspace_id__providers_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderList"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    provider_detail_api_workspaces__workspace_id__providers__provider_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderDetail"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    check_health_api_workspaces__workspace_id__providers__provider_id__health_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthView"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    available_api_workspaces__workspace_id__providers_available_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailableList"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_changes_api_workspaces__workspace_id__providers_changes_get: {
+        parameters: {
+            query?: {
+                status?: "pending" | "all";
+            };
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeList"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    request_change_api_workspaces__workspace_id__providers_changes_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeView"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    decide_change_api_workspaces__workspace_id__providers_changes__change_id__decision_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                change_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Decision"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeView"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    upload_package_api_workspaces__workspace_id__providers_packages_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailablePackage"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,5 @@
+"""``python -m lineup``: the same commands as ``lineup``."""
+
+from lineup.cli import main
+
+main()
