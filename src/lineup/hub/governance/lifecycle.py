@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import lineup
+from lineup.core import lifecycle as rules
 from lineup.core import package as pkg
 from lineup.hub import audit
 from lineup.hub.actors import Person
@@ -299,26 +300,23 @@ async def request(
     if not provider_id:
         raise InvalidArgument(f"A {action} names its providerId.")
     current = view.active.get(provider_id)
-    row = installs.get(provider_id)
-    state = (
-        "removed"
-        if current is None
-        else ("disabled" if provider_id in view.disabled else "enabled")
+    standing = standing_of(
+        installs.get(provider_id), hub.governance.catalogue.bundled.get(provider_id)
     )
+    problem = rules.refusal(action, standing)
+    if problem is not None:
+        reason, why = problem
+        error = NotFound if reason == "not_installed" else Conflict
+        raise error(f"{provider_id}: {why}.", details={"reason": reason})
     to_version = to_digest = None
     change_surface = facts.ProviderSurface()
     if action == "install":
         assert candidate is not None
-        if current is not None:
-            raise Conflict(
-                f"{provider_id} is already installed ({current.version}); upgrade it instead.",
-                details={"reason": "installed", "version": current.version},
-            )
         change_surface = surface([], candidate.specs)
-    elif current is None:
-        raise NotFound(f"{provider_id} is not installed in this workspace.")
-    elif action == "upgrade":
-        assert candidate is not None
+    else:
+        assert current is not None
+    if action == "upgrade":
+        assert candidate is not None and current is not None
         if pkg.version_key(candidate.manifest.version) <= pkg.version_key(current.version):
             raise Conflict(
                 f"{candidate.manifest.version} is not newer than the running {current.version}; "
@@ -326,24 +324,13 @@ async def request(
                 details={"reason": "not_newer"},
             )
         change_surface = surface(current.specs(), candidate.specs)
-    elif (action == "enable" and state == "enabled") or (
-        action == "disable" and state == "disabled"
-    ):
-        raise Conflict(f"{provider_id} is already {state}.", details={"reason": state})
     elif action == "rollback":
-        if row is None or row.previous_digest is None:
-            raise Conflict(
-                f"{provider_id} has no previous version to roll back to.",
-                details={"reason": "no_previous"},
-            )
-        previous = (
-            await hub.governance.registry.load(row.previous_digest)
-            if not row.previous_digest.startswith("builtin:")
-            else hub.governance.catalogue.bundled[provider_id]
-        )
+        assert standing.previous is not None and current is not None
+        previous = await _version(hub, provider_id, standing.previous.digest)
         to_version, to_digest = previous.version, previous.digest
         change_surface = surface(current.specs(), previous.specs())
     elif action == "uninstall":
+        assert current is not None
         change_surface = surface(current.specs(), [])
     if candidate is not None:
         to_version, to_digest = candidate.manifest.version, candidate.verified.digest
@@ -442,8 +429,9 @@ async def decide(
             log.warning("provider change %s failed to load its version: %s", change_id, exc)
             outcome, detail = "failed", f"The version could not be loaded on the hub: {exc}"
     installs = await hub.store.read(lambda r: provider_store.installs(r.connection, ws))
-    row = installs.get(change.provider_id)
-    bundled = hub.governance.catalogue.bundled.get(change.provider_id)
+    standing = standing_of(
+        installs.get(change.provider_id), hub.governance.catalogue.bundled.get(change.provider_id)
+    )
 
     def job(w: Writing) -> provider_store.Change:
         again = provider_store.change(w.read.connection, ws, change_id)
@@ -465,7 +453,7 @@ async def decide(
             data={"changeId": change_id, "action": change.action, "reason": detail},
         )
         if outcome == "applied":
-            state = _next_state(change, row, bundled, target)
+            state = _state_fact(change, standing, target)
             w.append(ws, state, actor=person.actor)
             audit.record(
                 w,
@@ -493,54 +481,65 @@ async def decide(
 async def _target(hub: HubState, change: provider_store.Change) -> Loaded | None:
     if change.to_digest is None:
         return None
-    if change.to_digest.startswith("builtin:"):
-        return hub.governance.catalogue.bundled[change.provider_id]
-    return await hub.governance.registry.load(change.to_digest)
+    return await _version(hub, change.provider_id, change.to_digest)
 
 
-def _next_state(
-    change: provider_store.Change,
-    row: provider_store.Install | None,
-    bundled: Loaded | None,
-    target: Loaded | None,
-) -> facts.ProviderStateChangedPayload:
+def standing_of(row: provider_store.Install | None, bundled: Loaded | None) -> rules.Standing:
+    """Where a provider stands in a workspace: its install row, else bundled and enabled."""
     if row is not None:
-        version, digest, source = row.version, row.digest, row.source
-        previous_version, previous_digest = row.previous_version, row.previous_digest
-        state = row.state
-    elif bundled is not None:
-        version, digest, source = bundled.version, bundled.digest, "bundled"
-        previous_version = previous_digest = None
-        state = "enabled"
-    else:
-        version = digest = ""
-        source, previous_version, previous_digest, state = "package", None, None, "removed"
-    action = change.action
-    if action in ("install", "upgrade", "rollback"):
-        assert target is not None
-        if action == "upgrade" or action == "rollback":
-            previous_version, previous_digest = version, digest
-        else:
-            previous_version = previous_digest = None
-        version, digest, source = target.version, target.digest, target.source
-        state = (
-            "enabled" if action == "install" else ("disabled" if state == "disabled" else "enabled")
+        previous = (
+            rules.Version(row.previous_version, row.previous_digest, _source(row.previous_digest))
+            if row.previous_version is not None and row.previous_digest is not None
+            else None
         )
-    elif action == "enable":
-        state = "enabled"
-    elif action == "disable":
-        state = "disabled"
-    elif action == "uninstall":
-        state = "removed"
-        previous_version = previous_digest = None
+        current = rules.Version(row.version, row.digest, _source(row.digest))
+        state: rules.State = (
+            "enabled"
+            if row.state == "enabled"
+            else "disabled"
+            if row.state == "disabled"
+            else "removed"
+        )
+        return rules.Standing(state, current, previous)
+    if bundled is not None:
+        return rules.Standing("enabled", _version_of(bundled))
+    return rules.NOT_INSTALLED
+
+
+def _source(digest: str) -> rules.Source:
+    return "package" if digest.startswith("sha256:") else "bundled"
+
+
+def _version_of(loaded: Loaded) -> rules.Version:
+    return rules.Version(loaded.version, loaded.digest, loaded.source)
+
+
+async def _version(hub: HubState, provider_id: str, digest: str) -> Loaded:
+    bundled = hub.governance.catalogue.bundled.get(provider_id)
+    if bundled is not None and bundled.digest == digest:
+        return bundled
+    return await hub.governance.registry.load(digest)
+
+
+def _state_fact(
+    change: provider_store.Change, standing: rules.Standing, target: Loaded | None
+) -> facts.ProviderStateChangedPayload:
+    action = change.action
+    assert action in ("install", "upgrade", "enable", "disable", "rollback", "uninstall")
+    after = rules.after(
+        action,  # type: ignore[arg-type]
+        standing,
+        None if target is None or action == "rollback" else _version_of(target),
+    )
+    assert after.current is not None
     return facts.ProviderStateChangedPayload(
         provider_id=change.provider_id,
-        state=state,
-        version=version,
-        digest=digest,
-        source=source,
-        previous_version=previous_version,
-        previous_digest=previous_digest,
+        state=after.state,
+        version=after.current.version,
+        digest=after.current.digest,
+        source=after.current.source,
+        previous_version=None if after.previous is None else after.previous.version,
+        previous_digest=None if after.previous is None else after.previous.digest,
         change_id=change.id,
     )
 

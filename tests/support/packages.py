@@ -1,0 +1,234 @@
+"""Signed provider packages made by the tests: "notes", a small system kept in the package's
+data directory, at any version, signed by a key the test trusts.
+
+``notes.list`` reads; ``notes.export`` is an async write whose job ends only once the test
+releases it (a file ``release`` in the provider's data directory), so a test can act while
+an execution is in flight; from 2.0.0 on, ``notes.count`` is added (a wider surface).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from lineup.core import package as pkg
+
+
+@dataclass(frozen=True)
+class Signer:
+    private_key: bytes
+    public_key: bytes
+
+    @classmethod
+    def new(cls) -> Signer:
+        private, public = pkg.new_signing_key()
+        return cls(private, public)
+
+    def trust_file(self, path: Path, *, development: bool = False) -> Path:
+        path.write_text(pkg.public_key_line(self.public_key, "tests") + "\n")
+        return path
+
+
+def _manifest(provider_id: str, version: str) -> dict[str, object]:
+    capabilities: list[dict[str, object]] = [
+        {
+            "id": f"{provider_id}.list",
+            "effect": "read",
+            "description": "The notes.",
+            "inputSchema": {"type": "object", "additionalProperties": False},
+            "outputSchema": {
+                "type": "object",
+                "required": ["notes"],
+                "properties": {"notes": {"type": "array", "items": {"type": "string"}}},
+            },
+        },
+        {
+            "id": f"{provider_id}.export",
+            "effect": "write",
+            "mode": "async",
+            "idempotentReplay": True,
+            "description": "Export the notes to a file (a job).",
+            "inputSchema": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 50}},
+                "additionalProperties": False,
+            },
+            "outputSchema": {
+                "type": "object",
+                "required": ["exported"],
+                "properties": {"exported": {"type": "integer"}},
+            },
+        },
+    ]
+    if pkg.version_key(version) >= (2, 0, 0):
+        capabilities.append(
+            {
+                "id": f"{provider_id}.count",
+                "effect": "read",
+                "description": "How many notes there are.",
+                "inputSchema": {"type": "object", "additionalProperties": False},
+                "outputSchema": {
+                    "type": "object",
+                    "required": ["count"],
+                    "properties": {"count": {"type": "integer"}},
+                },
+            }
+        )
+    return {
+        "id": provider_id,
+        "version": version,
+        "vendor": "LineUp tests",
+        "name": f"Notes {version}",
+        "description": "A test system of notes.",
+        "platform": ">=0.1, <1",
+        "auth": {"kind": "none"},
+        "adapter": {"entry": "adapter:make", "contract": "tests.contract:fixture"},
+        "capabilities": capabilities,
+    }
+
+
+_ADAPTER = '''
+"""The notes test system: notes and receipts in JSON files under the data directory."""
+
+from __future__ import annotations
+
+import json
+
+from lineup.core.provider import Accepted, Completed, Health, Invocation, JobState, ProviderError
+from lineup.core.provider import Receipt
+from lineup.protocol.errors import ErrorCode
+from lineup.providers.adapter import AdapterContext, PackageAdapter, capability
+
+MARKER = None
+
+
+class Notes(PackageAdapter):
+    def _file(self, name):
+        return self.context.data_dir / name
+
+    def _load(self, name, default):
+        path = self._file(name)
+        return json.loads(path.read_text()) if path.exists() else default
+
+    def _save(self, name, value):
+        self._file(name).write_text(json.dumps(value))
+
+    def _instance(self, call):
+        if call.instance not in self.instances():
+            raise ProviderError(ErrorCode.NOT_FOUND, f"no instance {call.instance!r}")
+
+    @capability("__PID__.list")
+    async def list_notes(self, call: Invocation) -> Completed:
+        self._instance(call)
+        return Completed(output={"notes": self._load("notes.json", [])})
+
+    @capability("__PID__.export")
+    async def export(self, call: Invocation) -> Accepted:
+        self._instance(call)
+        if not isinstance(call.params.get("name"), str) or not call.params["name"]:
+            raise ProviderError(ErrorCode.INVALID_ARGUMENT, "name is a non-empty string")
+        receipts = self._load("receipts.json", {})
+        job = receipts.get(call.idempotency_key)
+        if job is None:
+            job = f"job-{len(receipts) + 1}"
+            receipts[call.idempotency_key] = job
+            self._save("receipts.json", receipts)
+        self.context.log.info("export %s accepted as %s", call.params["name"], job)
+        return Accepted(job_id=job)
+__EXTRA__
+    async def receipt(self, instance, idempotency_key):
+        job = self._load("receipts.json", {}).get(idempotency_key)
+        return None if job is None else Receipt(idempotency_key, Accepted(job_id=job))
+
+    async def job(self, instance, job_id):
+        if job_id not in self._load("receipts.json", {}).values():
+            raise ProviderError(ErrorCode.NOT_FOUND, f"no job {job_id!r}")
+        if self.context.config.get("instant") or self._file("release").exists():
+            return JobState("succeeded", output={"exported": len(self._load("notes.json", []))})
+        return JobState("running")
+
+    async def health(self):
+        return Health(ok=not self._file("sick").exists(), detail="notes at hand")
+
+
+def make(context: AdapterContext) -> Notes:
+    return Notes(context)
+'''
+
+_COUNT = """
+    @capability("__PID__.count")
+    async def count(self, call: Invocation) -> Completed:
+        self._instance(call)
+        return Completed(output={"count": len(self._load("notes.json", []))})
+"""
+
+_CONTRACT = '''
+"""The notes package's contract fixture: a throwaway instance with instant jobs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lineup.core.contract import ContractFixture
+from lineup.core.package import Manifest
+from lineup.providers.adapter import AdapterContext
+
+from ..adapter import make
+
+
+async def fixture(workdir: Path) -> ContractFixture:
+    here = Path(__file__).resolve().parent.parent
+    manifest = Manifest.model_validate(json.loads((here / "provider.json").read_text()))
+    context = AdapterContext(
+        manifest=manifest, data_dir=workdir, config={"instances": ["test"], "instant": True}
+    )
+    return ContractFixture(
+        provider=make(context),
+        instance="test",
+        credentials={},
+        samples={
+            "__PID__.list": {},
+            "__PID__.export": {"name": "contract"},
+            "__PID__.count": {},
+        },
+    )
+'''
+
+
+def package_files(provider_id: str = "notes", version: str = "1.0.0") -> dict[str, bytes]:
+    extra = _COUNT if pkg.version_key(version) >= (2, 0, 0) else ""
+    adapter = textwrap.dedent(_ADAPTER).replace("__EXTRA__", extra).replace("__PID__", provider_id)
+    return {
+        pkg.MANIFEST: json.dumps(_manifest(provider_id, version), indent=2).encode(),
+        "__init__.py": b"",
+        "adapter.py": adapter.encode(),
+        "tests/__init__.py": b"",
+        "tests/contract.py": textwrap.dedent(_CONTRACT).replace("__PID__", provider_id).encode(),
+    }
+
+
+def write_dir(files: dict[str, bytes], root: Path) -> Path:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def signed_archive(
+    directory: Path,
+    signer: Signer,
+    provider_id: str = "notes",
+    version: str = "1.0.0",
+    files: dict[str, bytes] | None = None,
+) -> Path:
+    """A signed ``.lineup-provider`` of the notes package (or ``files``) in ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    signed = pkg.sign(files or package_files(provider_id, version), signer.private_key)
+    path = directory / f"{provider_id}-{version}{pkg.ARCHIVE_SUFFIX}"
+    path.write_bytes(pkg.write_archive(signed))
+    return path
