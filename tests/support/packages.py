@@ -232,3 +232,35 @@ def signed_archive(
     path = directory / f"{provider_id}-{version}{pkg.ARCHIVE_SUFFIX}"
     path.write_bytes(pkg.write_archive(signed))
     return path
+
+
+TEST_SIGNER = Signer.new()
+"""The key the browser tests' hubs trust (made once per test process)."""
+
+IN_TREE = Path(__file__).resolve().parents[2] / "src" / "lineup" / "providers"
+
+
+def trusted_keys_file(directory: Path) -> Path:
+    return TEST_SIGNER.trust_file(directory / "trusted-keys")
+
+
+def in_tree_files(provider_id: str, version: str) -> dict[str, bytes]:
+    """A package shipped in the tree (``files``, ``scheduling``) as files, at ``version``."""
+    from lineup.hub.governance.loader import read_package_dir
+
+    files = read_package_dir(IN_TREE / provider_id)
+    manifest = json.loads(files[pkg.MANIFEST])
+    manifest["version"] = version
+    files[pkg.MANIFEST] = json.dumps(manifest, indent=2).encode()
+    return files
+
+
+def signed_package(directory: Path, provider_id: str = "notes", version: str = "1.0.0") -> Path:
+    """A ``.lineup-provider`` signed by :data:`TEST_SIGNER`: an in-tree package at
+    ``version``, or the notes test package under ``provider_id``."""
+    files = (
+        in_tree_files(provider_id, version)
+        if (IN_TREE / provider_id / pkg.MANIFEST).exists()
+        else package_files(provider_id, version)
+    )
+    return signed_archive(directory, TEST_SIGNER, provider_id, version, files)
