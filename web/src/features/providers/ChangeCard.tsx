@@ -92,8 +92,8 @@ export function ChangeCard({
         {changeTitle(current, providerName)}
       </Heading>
 
-      <section className="icard-section" aria-label="What will change">
-        <h4 className="icard-label">What will change</h4>
+      <section className="icard-section" aria-label={open ? "What will change" : "What changed"}>
+        <h4 className="icard-label">{open ? "What will change" : "What changed"}</h4>
         <dl className="kv">
           <div className="kv-row">
             <dt>Action</dt>
