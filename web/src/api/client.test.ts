@@ -80,4 +80,19 @@ describe("the hub client", () => {
     const fetch = vi.fn(async () => new Response(null, { status: 204 }));
     await expect(new Transport(fetch, cookies).post("/api/auth/signout")).resolves.toBeUndefined();
   });
+
+  it("uploads a package's bytes as they are, as application/octet-stream, with CSRF and a key", async () => {
+    const fetch = fakeFetch(200, { ref: "upload:1" });
+    const api = new WorkspaceApi(new Transport(fetch, cookies), "ws_1");
+    const archive = new Blob([new Uint8Array([0x1f, 0x8b, 0x08])]);
+    await api.uploadPackage(archive, "web-key-2");
+    const [url, init] = fetch.mock.calls[0]!;
+    expect(url).toBe("/api/workspaces/ws_1/providers/packages");
+    expect(init!.method).toBe("POST");
+    expect(init!.body).toBe(archive);
+    const headers = init!.headers as Record<string, string>;
+    expect(headers["Content-Type"]).toBe("application/octet-stream");
+    expect(headers["X-CSRF-Token"]).toBe("csrf-token");
+    expect(headers["Idempotency-Key"]).toBe("web-key-2");
+  });
 });

@@ -54,7 +54,10 @@ export function newIdempotencyKey(): string {
 }
 
 export interface RequestOptions {
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as it is, with its content type (a file: a provider package). */
+  raw?: { data: Blob; contentType: string };
   /** POST/PATCH only; a key is made when none is given, so every state change carries one. */
   idempotencyKey?: string;
   signal?: AbortSignal;
@@ -121,7 +124,8 @@ export class Transport {
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = { Accept: "application/json" };
-    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    if (options.raw) headers["Content-Type"] = options.raw.contentType;
+    else if (options.body !== undefined) headers["Content-Type"] = "application/json";
     if (!SAFE.has(method)) {
       const csrf = readCookie(this.csrfCookie, this.cookies());
       if (csrf) headers[CSRF_HEADER] = csrf;
@@ -135,7 +139,7 @@ export class Transport {
         method,
         headers,
         credentials: "same-origin",
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        body: options.raw ? options.raw.data : options.body === undefined ? undefined : JSON.stringify(options.body),
         signal: options.signal,
       });
     } catch (cause) {
@@ -166,5 +170,10 @@ export class Transport {
 
   patch<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
     return this.request<T>("PATCH", path, { body, idempotencyKey });
+  }
+
+  /** POST a file's bytes as they are. */
+  upload<T>(path: string, data: Blob, contentType: string, idempotencyKey?: string): Promise<T> {
+    return this.request<T>("POST", path, { raw: { data, contentType }, idempotencyKey });
   }
 }

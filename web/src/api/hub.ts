@@ -2,6 +2,13 @@
 
 import { Transport } from "./client";
 import type {
+  AvailablePackage,
+  Provider,
+  ProviderChange,
+  ProviderChangeDecision,
+  ProviderChangeRequest,
+  ProviderDetail,
+  ProviderHealth,
   Agent,
   Approval,
   ApprovalDecision,
@@ -287,5 +294,39 @@ export class WorkspaceApi {
 
   runRecord(executionId: string): Promise<RunRecord> {
     return this.transport.get(this.path(`/executions/${enc(executionId)}`));
+  }
+
+  // --- providers: installed packages, what can be installed, and changes through approval
+  providers(): Promise<{ providers: Provider[] }> {
+    return this.transport.get(this.path("/providers"));
+  }
+
+  provider(id: string): Promise<ProviderDetail> {
+    return this.transport.get(this.path(`/providers/${enc(id)}`));
+  }
+
+  availablePackages(): Promise<{ packages: AvailablePackage[] }> {
+    return this.transport.get(this.path("/providers/available"));
+  }
+
+  /** A package archive from the person's computer, verified by the hub before it is listed. */
+  uploadPackage(archive: Blob, key?: string): Promise<AvailablePackage> {
+    return this.transport.upload(this.path("/providers/packages"), archive, "application/octet-stream", key);
+  }
+
+  requestProviderChange(request: ProviderChangeRequest, key?: string): Promise<ProviderChange> {
+    return this.transport.post(this.path("/providers/changes"), request, key);
+  }
+
+  providerChanges(status: "pending" | "all" = "pending"): Promise<{ changes: ProviderChange[] }> {
+    return this.transport.get(this.path(`/providers/changes?status=${status}`));
+  }
+
+  decideProviderChange(id: string, decision: ProviderChangeDecision, key?: string): Promise<ProviderChange> {
+    return this.transport.post(this.path(`/providers/changes/${enc(id)}/decision`), decision, key);
+  }
+
+  checkProviderHealth(id: string): Promise<ProviderHealth> {
+    return this.transport.post(this.path(`/providers/${enc(id)}/health`), {});
   }
 }

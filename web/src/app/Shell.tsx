@@ -12,6 +12,7 @@ import { ApprovalPage, ApprovalsView, useWaitingApprovals } from "../features/go
 import { ProjectSettings, ProjectsSettings } from "../features/governance/ProjectsSettings";
 import { RunRecordView } from "../features/governance/RunRecordView";
 import { InboxView } from "../features/inbox/InboxView";
+import { ProvidersView } from "../features/providers/ProvidersView";
 import { SettingsView } from "../features/settings/SettingsView";
 import { TaskDetailView } from "../features/tasks/TaskDetail";
 import { TasksView } from "../features/tasks/TasksView";
@@ -59,6 +60,10 @@ function route(path: string): Page | null {
   if (m) return { key: "approval", node: <ApprovalPage key={m.id} approvalId={m.id!} /> };
   m = matchPath("/runs/:id", path);
   if (m) return { key: "run", node: <RunRecordView key={m.id} executionId={m.id!} /> };
+  // one page for the list and any provider in it: picking another keeps the list in place
+  if (path === "/providers") return { key: "providers", node: <ProvidersView /> };
+  m = matchPath("/providers/:id", path);
+  if (m) return { key: "providers", node: <ProvidersView providerId={m.id!} /> };
   if (path === "/settings") return { key: "settings", node: <SettingsView /> };
   if (path === "/settings/projects") return { key: "projects", node: <ProjectsSettings /> };
   m = matchPath("/settings/projects/:id", path);
@@ -72,6 +77,7 @@ const NAV: Array<{ to: string; label: string; icon: IconName; match: string }> =
   { to: "/tasks", label: "Tasks", icon: "tasks", match: "/tasks" },
   { to: "/approvals", label: "Approvals", icon: "shield", match: "/approvals" },
   { to: "/agents", label: "Agents", icon: "agent", match: "/agents" },
+  { to: "/providers", label: "Providers", icon: "package", match: "/providers" },
   { to: "/settings", label: "Settings", icon: "settings", match: "/settings" },
 ];
 
