@@ -15,12 +15,14 @@ the same answer and keeps it out of every frame the hub sends.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lineup.core.package import MAX_PACKAGE_BYTES
 from lineup.hub.api.files import UPLOAD_PATH
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response
@@ -32,11 +34,17 @@ LARGER_BODIES: Mapping[str, Callable[[Settings], int]] = {
 """Routes (exact path) that take bodies over the hub's limit (``LINEUP_MAX_BODY_BYTES``),
 each with its own limit, from the settings. Add an upload route here."""
 
+PACKAGE_UPLOAD = re.compile(r"^/api/workspaces/[^/]+/providers/packages$")
+"""A provider package's upload: up to the package format's own limit."""
+
 _NUL_ESCAPE = b"\\u0000"
 
 
 def body_limit(path: str, settings: Settings) -> int:
-    larger = LARGER_BODIES.get(path.rstrip("/") or "/")
+    path = path.rstrip("/") or "/"
+    larger = LARGER_BODIES.get(path)
+    if larger is None and PACKAGE_UPLOAD.match(path):
+        return max(settings.max_body_bytes, MAX_PACKAGE_BYTES)
     return settings.max_body_bytes if larger is None else larger(settings)
 
 

@@ -350,7 +350,7 @@ async def upload_package(request: Request, hub: Hub, person: Member) -> Availabl
     """Send a ``.lineup-provider`` archive: it is checked (never run) and, if it passes, kept
     for an install or upgrade to name by its ``ref``."""
     lifecycle._owner(person)
-    data, _ = await _read_limited(request, min(hub.settings.max_body_bytes, pkg.MAX_PACKAGE_BYTES))
+    data, _ = await _read_limited(request, pkg.MAX_PACKAGE_BYTES)
     found = await lifecycle.upload(hub, person, data)
     view = await hub.governance.view(person.workspace_id)
     return AvailablePackage.model_validate(_available_view(found, view.active))
