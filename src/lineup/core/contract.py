@@ -482,7 +482,7 @@ class _Kit:
                     rule="catalogue",
                     spec=spec,
                 )
-        return True
+        return self.record(name, True, rule="catalogue", spec=spec)
 
     async def unknown_instance(self, spec: CapabilitySpec) -> None:
         params = await self.sample(spec)

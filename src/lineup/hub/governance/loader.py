@@ -14,6 +14,7 @@ module, and relative imports inside a package resolve to its own files.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import importlib.machinery
@@ -188,6 +189,7 @@ def load_fixture(path: Path, manifest: Manifest) -> Fixture:
     function = _entry(path, manifest, entry)
 
     async def fixture(workdir: Path) -> ContractFixture:
+        await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
         try:
             made = await function(workdir)
         except Exception as exc:
