@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lineup import __version__
 
-HUB_COMMANDS = ("serve", "user", "secrets", "audit", "credentials", "direct")
+HUB_COMMANDS = ("serve", "user", "secrets", "audit", "credentials", "direct", "provider")
 """Commands that run the hub (direct mode embeds it): they need ``pip install 'lineup[hub]'``."""
 
 
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     missing = missing_hub_dependency()
     if missing is None:
         _add_hub_commands(commands)
+        _add_provider_commands(commands)
     _add_agent_commands(commands)
     if missing is None:
         _add_direct_command(commands)
@@ -123,6 +124,111 @@ def _cmd_pair(args: argparse.Namespace) -> int:
         print(f"error: {failure}", file=sys.stderr)
         return 2
     print(f"paired as agent {config.agent_id} in workspace {config.workspace_id}")
+    return 0
+
+
+def _add_provider_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``lineup provider``: test, sign and start provider packages (docs/providers.md)."""
+    provider = commands.add_parser("provider", help="provider packages: test, sign, start one")
+    actions = provider.add_subparsers(dest="provider_command", metavar="ACTION", required=True)
+    test = actions.add_parser(
+        "test",
+        help="check a package and run the contract kit on it; exit 0 passed, 1 failed,"
+        " 2 refused before running",
+    )
+    test.add_argument("path", type=Path, help="a package directory or .lineup-provider archive")
+    test.add_argument("--json", action="store_true", help="print the result as JSON")
+    test.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="the longest one provider call may take, in seconds (default 10)",
+    )
+    test.add_argument(
+        "--trust",
+        type=Path,
+        default=None,
+        metavar="KEYFILE",
+        help="a trusted-keys file: the signature must verify against one of its keys",
+    )
+    test.set_defaults(func=_cmd_provider_test)
+    keygen = actions.add_parser("keygen", help="make an Ed25519 signing key")
+    keygen.add_argument("out", type=Path, help="the private key file to write (mode 0600)")
+    keygen.set_defaults(func=_cmd_provider_keygen)
+    pack = actions.add_parser("pack", help="sign a package directory into an archive")
+    pack.add_argument("dir", type=Path)
+    pack.add_argument("--key", type=Path, required=True, help="the private key file")
+    pack.add_argument("-o", "--out", type=Path, default=None, help="the archive to write")
+    pack.set_defaults(func=_cmd_provider_pack)
+    new = actions.add_parser("new", help="start a package from the template")
+    new.add_argument("id", help="the provider's id (lowercase, e.g. crm)")
+    new.add_argument("dir", type=Path, nargs="?", default=None, help="where (default ./ID)")
+    new.set_defaults(func=_cmd_provider_new)
+
+
+def _cmd_provider_test(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from lineup.core.package import PackageError, parse_trusted_keys
+    from lineup.hub.governance import kit_runner
+
+    trusted = None
+    if args.trust is not None:
+        try:
+            trusted = parse_trusted_keys(args.trust.read_text())
+        except (OSError, PackageError) as exc:
+            print(f"error: the trusted-keys file {args.trust}: {exc}", file=sys.stderr)
+            return 2
+    result = asyncio.run(kit_runner.run(args.path, trusted=trusted, timeout_s=args.timeout))
+    if args.json:
+        print(json.dumps(result.wire(), indent=2))
+    else:
+        print(kit_runner.render(result))
+    return result.exit_code
+
+
+def _cmd_provider_keygen(args: argparse.Namespace) -> int:
+    from lineup.hub.governance.authoring import keygen
+
+    try:
+        line = keygen(args.out)
+    except FileExistsError:
+        print(f"error: {args.out} exists; a key is never overwritten", file=sys.stderr)
+        return 2
+    print(f"wrote the private key to {args.out}; keep it secret. Its public key, for a hub's")
+    print("trusted-keys file:")
+    print(line)
+    return 0
+
+
+def _cmd_provider_pack(args: argparse.Namespace) -> int:
+    from lineup.core.package import PackageError
+    from lineup.hub.governance.authoring import pack
+
+    try:
+        packed = pack(args.dir, args.key, args.out)
+    except PackageError as exc:
+        print(f"refused (rule {exc.rule}): {exc.message}", file=sys.stderr)
+        return 2
+    print(f"wrote {packed.archive}")
+    print(f"digest {packed.digest}")
+    print(f"signed by {packed.key_id}")
+    return 0
+
+
+def _cmd_provider_new(args: argparse.Namespace) -> int:
+    from lineup.hub.governance.authoring import new_package
+
+    directory = args.dir or Path(args.id)
+    try:
+        written = new_package(args.id, directory)
+    except (ValueError, FileExistsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: lineup provider test {directory}")
     return 0
 
 

@@ -1,37 +1,66 @@
 """The contract every provider must pass before the core calls it (seed 003 §5, §8).
 
-:func:`check` drives a provider through its own interface, on one instance, and reports what
-holds and what does not: its catalogue is well formed (ids under the provider's id, input and
-output schemas that are JSON Schemas, writes and reads that declare what they may); reads
-answer what their output schema promises; parameters outside the input schema are refused as
-``invalid_argument`` and calls without the right credentials as ``forbidden``; every failure
-is a :class:`~lineup.core.provider.ProviderError` with a code of the taxonomy; a write sent
-twice with one idempotency key is applied once and answered the same (the retry after a
-timeout); the receipt of a key settles a call whose answer was lost and an unknown key has
-none; async writes answer ``Accepted`` and their job reaches an end; health answers ok.
+:func:`check` drives a provider through its own interface, on one instance, and reports each
+check under the capability it concerns (``None`` for the provider as a whole) and the rule it
+belongs to:
+
+``catalogue``
+    ``describe()`` is well formed (ids under the provider's id, input and output schemas that
+    are JSON Schemas, writes and reads that declare what they may), every capability has a
+    sample, and — given the package's manifest — ``describe()`` lists exactly what the
+    manifest declares.
+``schema``
+    both ways: parameters outside the input schema are refused as ``invalid_argument``, and
+    what a valid call answers (and a preview's draft) fits what the capability promises.
+``idempotent_replay``
+    a write that declares it, sent twice with one idempotency key, is applied once and
+    answered the same.
+``permission``
+    calls without, or with wrong, credentials are refused as ``forbidden`` or
+    ``unauthenticated``, and a refused write leaves no receipt (passed with "no credentials to
+    refuse" when the provider's instance needs none).
+``error_mapping``
+    every failure is a :class:`~lineup.core.provider.ProviderError` with a code of the
+    taxonomy (an unknown instance is ``not_found``).
+``timeout_unknown``
+    every call answers within the capability's ``timeoutS`` (capped by the kit's
+    ``timeout_s``): one that does not is reported as hung; the receipt of a key settles a call
+    whose answer was lost, an unknown key has none, and a write cut off mid-call is settled by
+    its receipt or one retry with its key.
+``async_job``
+    async capabilities answer ``Accepted`` and their job reaches an end; an unknown job is
+    ``not_found``.
+``health``
+    ``health()`` answers ok.
 
 What the kit cannot see is the downstream system itself: that a cut-off call retried with
 its key changed the system once is the replay checks' inference from the answers, and a
 provider's own tests must prove it against its system's state (and with its own fault
-injection, for calls that hang).
+injection, for calls that hang). A call that blocks the event loop (a synchronous sleep or
+read in an ``async def``) cannot be bounded from inside the process: whoever runs the kit
+bounds its whole run with a wall timeout (the hub runs ``lineup provider test`` in a
+subprocess).
 
 The kit does no I/O of its own: it only awaits the provider's methods. ``samples`` gives,
 per capability, parameters that are valid when they are used: a mapping, or an async
 function that makes them (a publish needs a draft that exists at that moment). Writes are
-really performed, so run the kit on a test instance.
+really performed, so run the kit on a test instance — a package's contract fixture
+(:class:`ContractFixture`) makes a throwaway one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from lineup.core.package import Manifest, PackageError
 from lineup.core.provider import (
     Accepted,
     Completed,
@@ -49,9 +78,35 @@ from lineup.protocol.errors import ErrorCode
 Params = Mapping[str, Any]
 Sample = Params | Callable[[], Awaitable[Params]]
 
+Rule = Literal[
+    "catalogue",
+    "schema",
+    "idempotent_replay",
+    "permission",
+    "error_mapping",
+    "timeout_unknown",
+    "async_job",
+    "health",
+]
+RULES: tuple[Rule, ...] = (
+    "catalogue",
+    "schema",
+    "idempotent_replay",
+    "permission",
+    "error_mapping",
+    "timeout_unknown",
+    "async_job",
+    "health",
+)
+
+DEFAULT_TIMEOUT_S = 10.0
+"""The longest the kit waits for one call, whatever a capability's ``timeoutS`` allows."""
+
 _REFUSALS = frozenset({ErrorCode.FORBIDDEN, ErrorCode.UNAUTHENTICATED})
 _WRONG_VALUES: tuple[Any, ...] = (None, [], {}, "contract-not-this", -1, 1.5, True)
 _NO_SUCH_INSTANCE = "contract-no-such-instance"
+_CANCEL_GRACE_S = 1.0
+"""How long a hung call is given to wind down once it is cancelled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +114,9 @@ class Check:
     name: str
     passed: bool
     detail: str = ""
+    rule: Rule = "catalogue"
+    capability: str | None = None
+    """The capability the check is about; ``None`` for the provider as a whole."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +132,45 @@ class ContractReport:
     def failures(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
 
+    def failed_rules(self) -> set[tuple[str | None, Rule]]:
+        """(capability, rule) of every failed check."""
+        return {(c.capability, c.rule) for c in self.failures}
+
     def summary(self) -> str:
         lines = [f"{self.provider}: {len(self.checks) - len(self.failures)}/{len(self.checks)}"]
-        lines += [f"FAILED {c.name}: {c.detail}" for c in self.failures]
+        lines += [f"FAILED [{c.rule}] {c.name}: {c.detail}" for c in self.failures]
         return "\n".join(lines)
+
+    def wire(self) -> dict[str, Any]:
+        """What the hub keeps and shows of a run (the provider console's contract results)."""
+        return {
+            "passed": self.passed,
+            "checks": [
+                {
+                    "capability": c.capability,
+                    "rule": c.rule,
+                    "name": c.name,
+                    "passed": c.passed,
+                    "detail": c.detail,
+                }
+                for c in self.checks
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContractFixture:
+    """What a package's contract fixture (``adapter.contract`` in its manifest,
+    ``async def fixture(workdir: pathlib.Path) -> ContractFixture``) sets up inside
+    ``workdir``: a provider on a throwaway instance, the credentials the hub would inject
+    there (empty when its auth kind is ``none``), and valid parameters per capability."""
+
+    provider: Provider
+    instance: str
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
+    samples: Mapping[str, Sample] = field(default_factory=dict)
+    max_polls: int = 100
+    """How many polls a job may take to end."""
 
 
 async def _no_pause() -> None:
@@ -90,16 +183,41 @@ async def check(
     instance: str,
     credentials: Mapping[str, str],
     samples: Mapping[str, Sample],
+    manifest: Manifest | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     key_prefix: str | None = None,
     max_polls: int = 100,
     pause: Callable[[], Awaitable[None]] = _no_pause,
 ) -> ContractReport:
     """Run the contract on ``provider``'s ``instance`` with the ``credentials`` the hub would
-    inject. ``pause`` runs between two polls of a job (a provider whose jobs progress on their
-    own may need the event loop to turn); a job must end within ``max_polls`` polls."""
-    kit = _Kit(provider, instance, credentials, samples, key_prefix, max_polls, pause)
+    inject. ``manifest``, when the provider comes from a package, is what ``describe()`` must
+    agree with. ``timeout_s`` caps how long one call may take (each capability's own
+    ``timeoutS`` bounds its calls when shorter). ``pause`` runs between two polls of a job (a
+    provider whose jobs progress on their own may need the event loop to turn); a job must
+    end within ``max_polls`` polls."""
+    kit = _Kit(
+        provider, instance, credentials, samples, manifest, timeout_s, key_prefix, max_polls, pause
+    )
     await kit.run()
     return ContractReport(provider=_provider_id(provider), checks=tuple(kit.checks))
+
+
+async def check_fixture(
+    fixture: ContractFixture,
+    *,
+    manifest: Manifest | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ContractReport:
+    """:func:`check` on what a package's contract fixture set up."""
+    return await check(
+        fixture.provider,
+        instance=fixture.instance,
+        credentials=fixture.credentials,
+        samples=fixture.samples,
+        manifest=manifest,
+        timeout_s=timeout_s,
+        max_polls=fixture.max_polls,
+    )
 
 
 def _provider_id(provider: Provider) -> str:
@@ -112,11 +230,21 @@ def _provider_id(provider: Provider) -> str:
 @dataclass
 class _Outcome:
     """What one call of the provider did: its value, or the ProviderError it raised; any
-    other exception has been reported as a failure already."""
+    other exception (or no answer in time) has been noted for its rule already."""
 
     value: Any = None
     error: ProviderError | None = None
     broken: bool = False
+    hung: bool = False
+
+    def what_went_wrong(self) -> str:
+        if self.hung:
+            return "hung (no answer in time)"
+        if self.error is not None:
+            return f"raised {self.error.code}"
+        if self.broken:
+            return "raised a bare exception"
+        return f"answered {self.value!r}"
 
 
 @dataclass
@@ -125,35 +253,69 @@ class _Kit:
     instance: str
     credentials: Mapping[str, str]
     samples: Mapping[str, Sample]
+    manifest: Manifest | None
+    timeout_s: float
     key_prefix: str | None
     max_polls: int
     pause: Callable[[], Awaitable[None]]
     checks: list[Check] = field(default_factory=list)
-    bare: list[str] = field(default_factory=list)
+    bare: defaultdict[str | None, list[str]] = field(default_factory=lambda: defaultdict(list))
+    hung: defaultdict[str | None, list[str]] = field(default_factory=lambda: defaultdict(list))
     keys: int = 0
 
     def __post_init__(self) -> None:
         if self.key_prefix is None:
             self.key_prefix = f"contract-{uuid.uuid4().hex[:12]}"
 
-    def record(self, name: str, passed: bool, detail: str = "") -> bool:
-        self.checks.append(Check(name, passed, detail))
+    def record(
+        self,
+        name: str,
+        passed: bool,
+        detail: str = "",
+        *,
+        rule: Rule,
+        spec: CapabilitySpec | None = None,
+        note: str = "",
+    ) -> bool:
+        """``detail`` explains a failure; ``note`` is what a pass says (a skip's reason)."""
+        shown = note if passed else detail
+        self.checks.append(Check(name, passed, shown, rule, spec.id if spec else None))
         return passed
 
     def key(self) -> str:
         self.keys += 1
         return f"{self.key_prefix}-{self.keys}"
 
-    async def call(self, what: str, awaitable: Awaitable[Any]) -> _Outcome:
+    def bound(self, spec: CapabilitySpec | None) -> float:
+        return min(spec.timeout_s, self.timeout_s) if spec is not None else self.timeout_s
+
+    async def call(
+        self, what: str, make: Callable[[], Awaitable[Any]], spec: CapabilitySpec | None = None
+    ) -> _Outcome:
+        """Make and await one provider call, bounded by its timeout; note a bare exception
+        for the error mapping rule and a hang for the timeout rule."""
+        where = spec.id if spec else None
+
+        async def the_call() -> Any:
+            return await make()
+
+        task = asyncio.ensure_future(the_call())
+        limit = self.bound(spec)
+        done, _ = await asyncio.wait({task}, timeout=limit)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=min(limit, _CANCEL_GRACE_S))
+            self.hung[where].append(f"{what}: no answer within {limit:g}s")
+            return _Outcome(broken=True, hung=True)
         try:
-            return _Outcome(value=await awaitable)
+            return _Outcome(value=task.result())
         except ProviderError as exc:
             if not isinstance(exc.code, ErrorCode):
-                self.bare.append(f"{what}: a ProviderError with code {exc.code!r}")
+                self.bare[where].append(f"{what}: a ProviderError with code {exc.code!r}")
                 return _Outcome(error=exc, broken=True)
             return _Outcome(error=exc)
         except Exception as exc:
-            self.bare.append(f"{what}: raised {type(exc).__name__}, not a ProviderError")
+            self.bare[where].append(f"{what}: raised {type(exc).__name__}, not a ProviderError")
             return _Outcome(broken=True)
 
     def invocation(
@@ -187,6 +349,7 @@ class _Kit:
         specs = self.describe()
         if specs is None:
             return
+        self.agrees_with_manifest(specs)
         usable = [s for s in specs if self.check_sample(s)]
         if usable:
             await self.unknown_instance(usable[0])
@@ -199,29 +362,33 @@ class _Kit:
                 await self.write(spec)
         if any(s.mode is Mode.ASYNC for s in specs):
             outcome = await self.call(
-                "job(unknown id)", self.provider.job(self.instance, f"{self.key_prefix}-no-job")
+                "job(unknown id)",
+                lambda: self.provider.job(self.instance, f"{self.key_prefix}-no-job"),
             )
-            self.expect_error("an unknown job is not_found", outcome, {ErrorCode.NOT_FOUND})
-        outcome = await self.call(
-            "receipt(unknown key)", self.provider.receipt(self.instance, self.key())
-        )
-        if not outcome.broken and outcome.error is None:
-            self.record(
-                "an idempotency key never used has no receipt",
-                outcome.value is None,
-                f"answered {outcome.value!r}",
+            self.expect_error(
+                "an unknown job is not_found", outcome, {ErrorCode.NOT_FOUND}, rule="async_job"
             )
-        elif outcome.error is not None:
-            self.record(
-                "an idempotency key never used has no receipt",
-                False,
-                f"raised {outcome.error.code}: receipt() answers None for a key it never saw",
-            )
+        await self.unknown_receipt()
         await self.health()
+        for each in [*usable, None]:
+            self.mapped_and_bounded(each)
+
+    def mapped_and_bounded(self, spec: CapabilitySpec | None) -> None:
+        where = spec.id if spec else None
+        prefix = f"{spec.id}: every" if spec else "every"
         self.record(
-            "every error is a ProviderError with a code of the taxonomy",
-            not self.bare,
-            "; ".join(self.bare),
+            f"{prefix} error is a ProviderError with a code of the taxonomy",
+            not self.bare[where],
+            "; ".join(self.bare[where]),
+            rule="error_mapping",
+            spec=spec,
+        )
+        self.record(
+            f"{prefix} call answers within {self.bound(spec):g}s",
+            not self.hung[where],
+            "hung: " + "; ".join(self.hung[where]),
+            rule="timeout_unknown",
+            spec=spec,
         )
 
     def describe(self) -> list[CapabilitySpec] | None:
@@ -231,7 +398,7 @@ class _Kit:
             specs = list(self.provider.describe())
             instances = list(self.provider.instances())
         except Exception as exc:
-            self.record(name, False, f"raised {type(exc).__name__}")
+            self.record(name, False, f"raised {type(exc).__name__}", rule="catalogue")
             return None
         problems: list[str] = []
         if not specs:
@@ -264,65 +431,149 @@ class _Kit:
                 problems.append(f"{spec.id} reaches instances the provider has not: {stray}")
             if spec.instances and self.instance not in spec.instances:
                 problems.append(f"{spec.id} does not reach {self.instance}")
-        self.record(name, not problems, "; ".join(problems))
+        self.record(name, not problems, "; ".join(problems), rule="catalogue")
         return [s for s in specs if isinstance(s, CapabilitySpec)] if not problems else None
 
+    def agrees_with_manifest(self, specs: list[CapabilitySpec]) -> None:
+        """What the adapter describes is what its package declared (and was approved as):
+        the same capabilities, each the same but for the instances it fills in."""
+        if self.manifest is None:
+            return
+        name = "describe() lists exactly what the manifest declares"
+        try:
+            declared = {s.id: s for s in self.manifest.specs()}
+        except PackageError as exc:
+            self.record(name, False, exc.message, rule="catalogue")
+            return
+        described = {s.id: s for s in specs}
+        problems: list[str] = []
+        if self.provider.id != self.manifest.id:
+            problems.append(
+                f"the provider is {self.provider.id!r}, the manifest {self.manifest.id!r}"
+            )
+        missing = sorted(set(declared) - set(described))
+        extra = sorted(set(described) - set(declared))
+        if missing:
+            problems.append(f"declared but not described: {', '.join(missing)}")
+        if extra:
+            problems.append(f"described but not declared: {', '.join(extra)}")
+        for cid in sorted(set(declared) & set(described)):
+            ours = declared[cid].model_dump(exclude={"instances"})
+            theirs = described[cid].model_dump(exclude={"instances"})
+            changed = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+            if changed:
+                problems.append(f"{cid} differs from the manifest in {', '.join(changed)}")
+        self.record(name, not problems, "; ".join(problems), rule="catalogue")
+
     def check_sample(self, spec: CapabilitySpec) -> bool:
+        name = f"{spec.id}: has a sample"
         sample = self.samples.get(spec.id)
         if sample is None:
-            return self.record(f"{spec.id}: has a sample", False, "no sample parameters given")
+            return self.record(
+                name, False, "no sample parameters given", rule="catalogue", spec=spec
+            )
         if not callable(sample):
             errors = list(Draft202012Validator(spec.input_schema).iter_errors(dict(sample)))
             if errors:
                 return self.record(
-                    f"{spec.id}: has a sample", False, f"the sample breaks its schema: {errors[0]}"
+                    name,
+                    False,
+                    f"the sample breaks its schema: {errors[0].message}",
+                    rule="catalogue",
+                    spec=spec,
                 )
-        return True
+        return self.record(name, True, rule="catalogue", spec=spec)
 
     async def unknown_instance(self, spec: CapabilitySpec) -> None:
         params = await self.sample(spec)
         outcome = await self.call(
             f"{spec.id} on an unknown instance",
-            self.provider.invoke(self.invocation(spec, params, instance=_NO_SUCH_INSTANCE)),
+            lambda: self.provider.invoke(self.invocation(spec, params, instance=_NO_SUCH_INSTANCE)),
+            spec,
         )
-        self.expect_error("an unknown instance is not_found", outcome, {ErrorCode.NOT_FOUND})
+        self.expect_error(
+            "an unknown instance is not_found",
+            outcome,
+            {ErrorCode.NOT_FOUND},
+            rule="error_mapping",
+            spec=spec,
+        )
 
     def expect_error(
-        self, name: str, outcome: _Outcome, codes: frozenset[ErrorCode] | set[ErrorCode]
+        self,
+        name: str,
+        outcome: _Outcome,
+        codes: frozenset[ErrorCode] | set[ErrorCode],
+        *,
+        rule: Rule,
+        spec: CapabilitySpec | None = None,
     ) -> bool:
+        if outcome.hung:
+            return self.record(name, False, outcome.what_went_wrong(), rule=rule, spec=spec)
         if outcome.broken:
-            return self.record(name, False, "did not raise a ProviderError")
+            return self.record(name, False, "did not raise a ProviderError", rule=rule, spec=spec)
         if outcome.error is None:
-            return self.record(name, False, f"answered {type(outcome.value).__name__}")
+            return self.record(
+                name, False, f"answered {type(outcome.value).__name__}", rule=rule, spec=spec
+            )
         passed = outcome.error.code in codes
         expected = " or ".join(sorted(codes))
         return self.record(
-            name, passed, "" if passed else f"raised {outcome.error.code}, expected {expected}"
+            name,
+            passed,
+            f"raised {outcome.error.code}, expected {expected}",
+            rule=rule,
+            spec=spec,
         )
 
     async def refusals(self, spec: CapabilitySpec) -> None:
-        wrong_sets: list[tuple[str, Mapping[str, str]]] = [("without credentials", {})]
-        if self.credentials:
-            wrong = {k: f"{v}-not-this" for k, v in self.credentials.items()}
-            wrong_sets.append(("with wrong credentials", wrong))
-        for how, credentials in wrong_sets:
-            if not self.credentials and not credentials:
-                continue
-            params = await self.sample(spec)
-            key = self.key()
-            call = self.invocation(spec, params, key=key, credentials=credentials)
-            outcome = await self.call(f"{spec.id} {how}", self.provider.invoke(call))
-            self.expect_error(f"{spec.id}: invoke {how} is forbidden", outcome, _REFUSALS)
-            if spec.effect is Effect.WRITE:
-                found = await self.call("receipt", self.provider.receipt(self.instance, key))
-                self.record(
-                    f"{spec.id}: a refused write leaves no receipt",
-                    not found.broken and found.error is None and found.value is None,
-                    f"receipt answered {found.value or found.error!r}",
-                )
-            if spec.preview:
-                outcome = await self.call(f"preview {spec.id} {how}", self.provider.preview(call))
-                self.expect_error(f"{spec.id}: preview {how} is forbidden", outcome, _REFUSALS)
+        if not self.credentials:
+            self.record(
+                f"{spec.id}: calls without the right credentials are refused",
+                True,
+                rule="permission",
+                note="no credentials to refuse",
+                spec=spec,
+            )
+            return
+        wrong = {k: f"{v}-not-this" for k, v in self.credentials.items()}
+        await self.refused(spec, "without credentials", {})
+        await self.refused(spec, "with wrong credentials", wrong)
+
+    async def refused(self, spec: CapabilitySpec, how: str, credentials: Mapping[str, str]) -> None:
+        params = await self.sample(spec)
+        key = self.key()
+        call = self.invocation(spec, params, key=key, credentials=credentials)
+        outcome = await self.call(f"{spec.id} {how}", lambda: self.provider.invoke(call), spec)
+        self.expect_error(
+            f"{spec.id}: invoke {how} is forbidden",
+            outcome,
+            _REFUSALS,
+            rule="permission",
+            spec=spec,
+        )
+        if spec.effect is Effect.WRITE:
+            found = await self.call(
+                "receipt", lambda: self.provider.receipt(self.instance, key), spec
+            )
+            self.record(
+                f"{spec.id}: a refused write leaves no receipt",
+                not found.broken and found.error is None and found.value is None,
+                f"receipt {found.what_went_wrong()}",
+                rule="permission",
+                spec=spec,
+            )
+        if spec.preview:
+            outcome = await self.call(
+                f"preview {spec.id} {how}", lambda: self.provider.preview(call), spec
+            )
+            self.expect_error(
+                f"{spec.id}: preview {how} is forbidden",
+                outcome,
+                _REFUSALS,
+                rule="permission",
+                spec=spec,
+            )
 
     async def invalid_params(self, spec: CapabilitySpec) -> None:
         valid = await self.sample(spec)
@@ -331,80 +582,112 @@ class _Kit:
             self.record(
                 f"{spec.id}: parameters outside the schema are invalid_argument",
                 True,
-                "skipped: the input schema accepts any variation of the sample",
+                rule="schema",
+                note="skipped: the input schema accepts any variation of the sample",
+                spec=spec,
             )
             return
         call = self.invocation(spec, invalid)
-        outcome = await self.call(f"{spec.id} with invalid params", self.provider.invoke(call))
+        outcome = await self.call(
+            f"{spec.id} with invalid params", lambda: self.provider.invoke(call), spec
+        )
         self.expect_error(
             f"{spec.id}: invoke with parameters outside the schema is invalid_argument",
             outcome,
             {ErrorCode.INVALID_ARGUMENT},
+            rule="schema",
+            spec=spec,
         )
         if spec.preview:
             outcome = await self.call(
-                f"preview {spec.id} with invalid params", self.provider.preview(call)
+                f"preview {spec.id} with invalid params", lambda: self.provider.preview(call), spec
             )
             self.expect_error(
                 f"{spec.id}: preview with parameters outside the schema is invalid_argument",
                 outcome,
                 {ErrorCode.INVALID_ARGUMENT},
+                rule="schema",
+                spec=spec,
             )
 
     def output_fits(self, name: str, spec: CapabilitySpec, output: Any) -> bool:
         if not isinstance(output, Mapping):
-            return self.record(name, False, f"the output is a {type(output).__name__}")
+            return self.record(
+                name, False, f"the output is a {type(output).__name__}", rule="schema", spec=spec
+            )
         errors = list(Draft202012Validator(spec.output_schema).iter_errors(dict(output)))
         return self.record(
             name,
             not errors,
             f"the output breaks the output schema: {errors[0].message}" if errors else "",
+            rule="schema",
+            spec=spec,
         )
 
     async def follow(self, spec: CapabilitySpec, job_id: str) -> JobState | None:
+        name = f"{spec.id}: its job can be followed"
         for _ in range(self.max_polls):
-            outcome = await self.call(f"job {job_id}", self.provider.job(self.instance, job_id))
+            outcome = await self.call(
+                f"job {job_id}", lambda: self.provider.job(self.instance, job_id), spec
+            )
             if outcome.broken or outcome.error is not None:
                 self.record(
-                    f"{spec.id}: its job can be followed",
-                    False,
-                    f"job() raised {outcome.error.code if outcome.error else 'a bare exception'}",
+                    name, False, f"job() {outcome.what_went_wrong()}", rule="async_job", spec=spec
                 )
                 return None
             state = outcome.value
             if not isinstance(state, JobState):
-                self.record(
-                    f"{spec.id}: its job can be followed", False, f"job() answered {state!r}"
-                )
+                self.record(name, False, f"job() answered {state!r}", rule="async_job", spec=spec)
                 return None
             if state.status != "running":
+                if state.status == "failed" and not (
+                    isinstance(state.error, ProviderError)
+                    and isinstance(state.error.code, ErrorCode)
+                ):
+                    self.bare[spec.id].append(
+                        f"job {job_id} failed with {state.error!r}, not a ProviderError"
+                        " with a code of the taxonomy"
+                    )
                 return state
             await self.pause()
         self.record(
             f"{spec.id}: its job reaches an end",
             False,
             f"still running after {self.max_polls} polls",
+            rule="async_job",
+            spec=spec,
         )
         return None
 
     async def read(self, spec: CapabilitySpec) -> None:
         params = await self.sample(spec)
-        outcome = await self.call(spec.id, self.provider.invoke(self.invocation(spec, params)))
+        outcome = await self.call(
+            spec.id, lambda: self.provider.invoke(self.invocation(spec, params)), spec
+        )
         name = f"{spec.id}: a read answers what its output schema promises"
         if outcome.broken or outcome.error is not None:
-            self.record(
-                name, False, f"raised {outcome.error.code if outcome.error else 'a bare exception'}"
-            )
+            self.record(name, False, outcome.what_went_wrong(), rule="schema", spec=spec)
             return
         answer = outcome.value
         if spec.mode is Mode.SYNC:
             if isinstance(answer, Completed):
                 self.output_fits(name, spec, answer.output)
             else:
-                self.record(name, False, f"a sync capability answered {type(answer).__name__}")
+                self.record(
+                    name,
+                    False,
+                    f"a sync capability answered {type(answer).__name__}",
+                    rule="schema",
+                    spec=spec,
+                )
             return
-        if not isinstance(answer, Accepted):
-            self.record(name, False, f"an async capability answered {type(answer).__name__}")
+        if not self.record(
+            f"{spec.id}: an async read answers Accepted with a job",
+            isinstance(answer, Accepted) and bool(answer.job_id),
+            f"answered {type(answer).__name__}",
+            rule="async_job",
+            spec=spec,
+        ):
             return
         state = await self.follow(spec, answer.job_id)
         if state is not None:
@@ -413,14 +696,22 @@ class _Kit:
     def job_succeeded(self, name: str, spec: CapabilitySpec, state: JobState) -> bool:
         if state.status == "failed":
             code = state.error.code if state.error else "no error"
-            return self.record(name, False, f"the job of a valid sample failed ({code})")
+            return self.record(
+                name,
+                False,
+                f"the job of a valid sample failed ({code})",
+                rule="async_job",
+                spec=spec,
+            )
         return self.output_fits(name, spec, state.output)
 
     async def write(self, spec: CapabilitySpec) -> None:
         params = await self.sample(spec)
         if spec.preview:
             outcome = await self.call(
-                f"preview {spec.id}", self.provider.preview(self.invocation(spec, params))
+                f"preview {spec.id}",
+                lambda: self.provider.preview(self.invocation(spec, params)),
+                spec,
             )
             draft = outcome.value
             self.record(
@@ -429,23 +720,29 @@ class _Kit:
                 and bool(draft.summary)
                 and bool(draft.impact)
                 and (draft.resource_version is None or isinstance(draft.resource_version, str)),
-                f"answered {draft!r}" if outcome.error is None else f"raised {outcome.error.code}",
+                outcome.what_went_wrong(),
+                rule="schema",
+                spec=spec,
             )
         key = self.key()
         first = await self.call(
-            spec.id, self.provider.invoke(self.invocation(spec, params, key=key))
+            spec.id, lambda: self.provider.invoke(self.invocation(spec, params, key=key)), spec
         )
         name = f"{spec.id}: a valid write is performed"
         if first.broken or first.error is not None:
-            self.record(
-                name, False, f"raised {first.error.code if first.error else 'a bare exception'}"
-            )
+            self.record(name, False, first.what_went_wrong(), rule="schema", spec=spec)
             return
         answer = first.value
         output: Any = None
         if spec.mode is Mode.SYNC:
             if not isinstance(answer, Completed):
-                self.record(name, False, f"a sync write answered {type(answer).__name__}")
+                self.record(
+                    name,
+                    False,
+                    f"a sync write answered {type(answer).__name__}",
+                    rule="schema",
+                    spec=spec,
+                )
                 return
             output = answer.output
             self.output_fits(name, spec, output)
@@ -454,6 +751,8 @@ class _Kit:
                 f"{spec.id}: an async write answers Accepted with a job",
                 isinstance(answer, Accepted) and bool(answer.job_id),
                 f"answered {answer!r}",
+                rule="async_job",
+                spec=spec,
             ):
                 return
             state = await self.follow(spec, answer.job_id)
@@ -462,7 +761,7 @@ class _Kit:
             output = state.output
         if spec.idempotent_replay:
             await self.replay(spec, params, key, answer, output)
-        found = await self.call("receipt", self.provider.receipt(self.instance, key))
+        found = await self.call("receipt", lambda: self.provider.receipt(self.instance, key), spec)
         self.receipt_settles(spec, key, found, answer, output)
         if spec.idempotent_replay:
             await self.cut_off(spec)
@@ -478,22 +777,38 @@ class _Kit:
         pending = asyncio.ensure_future(self.provider.invoke(call))
         await asyncio.sleep(0)
         pending.cancel()
-        try:
-            await pending
-        except asyncio.CancelledError:
-            pass
-        except Exception as exc:
-            self.bare.append(f"{spec.id} cut off: raised {type(exc).__name__} on cancellation")
-        found = await self.call("receipt", self.provider.receipt(self.instance, key))
+        await asyncio.wait({pending}, timeout=self.bound(spec))
+        if not pending.done():
+            self.hung[spec.id].append(f"{spec.id} cut off: did not end when cancelled")
+        elif not pending.cancelled() and pending.exception() is not None:
+            exc = pending.exception()
+            if not isinstance(exc, ProviderError):
+                self.bare[spec.id].append(
+                    f"{spec.id} cut off: raised {type(exc).__name__} on cancellation"
+                )
+        found = await self.call("receipt", lambda: self.provider.receipt(self.instance, key), spec)
         if found.broken or found.error is not None:
-            self.record(name, False, "receipt() raised")
+            self.record(
+                name,
+                False,
+                f"receipt() {found.what_went_wrong()}",
+                rule="timeout_unknown",
+                spec=spec,
+            )
             return
         settled: Any = found.value.outcome if isinstance(found.value, Receipt) else None
         if settled is None:
-            retried = await self.call(f"{spec.id} retried", self.provider.invoke(call))
+            retried = await self.call(
+                f"{spec.id} retried", lambda: self.provider.invoke(call), spec
+            )
             if retried.broken or retried.error is not None:
-                code = retried.error.code if retried.error else "a bare exception"
-                self.record(name, False, f"the retry raised {code}")
+                self.record(
+                    name,
+                    False,
+                    f"the retry {retried.what_went_wrong()}",
+                    rule="timeout_unknown",
+                    spec=spec,
+                )
                 return
             settled = retried.value
         output = settled.output if isinstance(settled, Completed) else None
@@ -502,13 +817,15 @@ class _Kit:
             if state is None:
                 return
             output = state.output
-        again = await self.call(f"{spec.id} again", self.provider.invoke(call))
+        again = await self.call(f"{spec.id} again", lambda: self.provider.invoke(call), spec)
         self.record(
             name,
             not again.broken
             and again.error is None
             and self.same_answer(spec, settled, output, again.value),
-            f"settled as {settled!r}, then answered {again.value or again.error!r}",
+            f"settled as {settled!r}, then {again.what_went_wrong()}",
+            rule="timeout_unknown",
+            spec=spec,
         )
 
     def same_answer(self, spec: CapabilitySpec, first: Any, output: Any, again: Any) -> bool:
@@ -522,21 +839,31 @@ class _Kit:
         self, spec: CapabilitySpec, params: Params, key: str, first: Any, output: Any
     ) -> None:
         again = await self.call(
-            f"{spec.id} again", self.provider.invoke(self.invocation(spec, params, key=key))
+            f"{spec.id} again",
+            lambda: self.provider.invoke(self.invocation(spec, params, key=key)),
+            spec,
         )
         name = f"{spec.id}: the same idempotency key again is applied once and answered the same"
         if again.broken or again.error is not None:
             self.record(
                 name,
                 False,
-                f"the repeat raised {again.error.code if again.error else 'a bare exception'}",
+                f"the repeat {again.what_went_wrong()}",
+                rule="idempotent_replay",
+                spec=spec,
             )
             return
         same = self.same_answer(spec, first, output, again.value)
         if same and isinstance(again.value, Accepted):
             state = await self.follow(spec, again.value.job_id)
             same = state is not None and dict(state.output or {}) == dict(output or {})
-        self.record(name, same, f"first {first!r} with {output!r}, then {again.value!r}")
+        self.record(
+            name,
+            same,
+            f"first {first!r} with {output!r}, then {again.value!r}",
+            rule="idempotent_replay",
+            spec=spec,
+        )
 
     def receipt_settles(
         self, spec: CapabilitySpec, key: str, found: _Outcome, first: Any, output: Any
@@ -546,26 +873,53 @@ class _Kit:
             self.record(
                 name,
                 False,
-                f"receipt() raised {found.error.code if found.error else 'a bare exception'}",
+                f"receipt() {found.what_went_wrong()}",
+                rule="timeout_unknown",
+                spec=spec,
             )
             return
         receipt = found.value
         if not isinstance(receipt, Receipt) or receipt.idempotency_key != key:
-            self.record(name, False, f"receipt() answered {receipt!r}")
+            self.record(
+                name, False, f"receipt() answered {receipt!r}", rule="timeout_unknown", spec=spec
+            )
             return
         self.record(
             name,
             self.same_answer(spec, first, output, receipt.outcome),
             f"the receipt says {receipt.outcome!r}, the call answered {first!r}",
+            rule="timeout_unknown",
+            spec=spec,
         )
 
+    async def unknown_receipt(self) -> None:
+        name = "an idempotency key never used has no receipt"
+        outcome = await self.call(
+            "receipt(unknown key)", lambda: self.provider.receipt(self.instance, self.key())
+        )
+        if outcome.error is not None:
+            self.record(
+                name,
+                False,
+                f"raised {outcome.error.code}: receipt() answers None for a key it never saw",
+                rule="timeout_unknown",
+            )
+        elif not outcome.broken:
+            self.record(
+                name, outcome.value is None, f"answered {outcome.value!r}", rule="timeout_unknown"
+            )
+        else:
+            self.record(name, False, outcome.what_went_wrong(), rule="timeout_unknown")
+
     async def health(self) -> None:
-        outcome = await self.call("health", self.provider.health())
+        outcome = await self.call("health", lambda: self.provider.health())
         health = outcome.value
         self.record(
             "health() answers ok",
             isinstance(health, Health) and health.ok,
-            f"answered {health!r}" if outcome.error is None else f"raised {outcome.error.code}",
+            outcome.what_went_wrong(),
+            rule="health",
+            note=health.detail if isinstance(health, Health) else "",
         )
 
 

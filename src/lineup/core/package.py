@@ -292,6 +292,29 @@ class TrustedKey:
     """A development key the operator allowed: its packages install, marked as such."""
 
 
+def parse_trusted_keys(text: str, development: bool = False) -> list[TrustedKey]:
+    """The keys of a trusted-keys file: one per line, ``ed25519 <base64 raw public key>
+    [comment]``; blank lines and lines starting with ``#`` are skipped. ``development`` marks
+    every key of the file as a development key."""
+    keys: list[TrustedKey] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if words[0] != "ed25519" or len(words) < 2:
+            raise PackageError(
+                "keys", f"line {number}: a trusted key is 'ed25519 <base64 public key> [comment]'"
+            )
+        try:
+            public_key = base64.b64decode(words[1], validate=True)
+        except (binascii.Error, ValueError):
+            raise PackageError("keys", f"line {number}: the key is not base64") from None
+        if len(public_key) != 32:
+            raise PackageError("keys", f"line {number}: an Ed25519 public key is 32 bytes")
+        keys.append(TrustedKey(key_id_of(public_key), public_key, development))
+    return keys
+
+
 def key_id_of(public_key: bytes) -> str:
     return "ed25519:" + hashlib.sha256(public_key).hexdigest()[:16]
 
@@ -320,6 +343,17 @@ def sign(files: Files, private_key: bytes) -> dict[str, bytes]:
     return signed
 
 
+def read_signature(files: Files) -> Signature | None:
+    """The package's ``signature.json``, or None when it has none."""
+    raw = files.get(SIGNATURE)
+    if raw is None:
+        return None
+    try:
+        return Signature.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as exc:
+        raise PackageError("signature", f"signature.json is malformed: {exc}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Verified:
     """A package whose files match their signature by a trusted key."""
@@ -334,13 +368,12 @@ def verify(files: Files, trusted: Iterable[TrustedKey]) -> Verified:
     rule (``layout``, ``unsigned``, ``digest``, ``signer``, ``signature``, ``manifest``)."""
     for path in files:
         check_path(path)
-    raw = files.get(SIGNATURE)
-    if raw is None:
+    signature = read_signature(files)
+    if signature is None:
         raise PackageError("unsigned", "the package is not signed (no signature.json)")
     try:
-        signature = Signature.model_validate(json.loads(raw))
         signed_bytes = base64.b64decode(signature.signature, validate=True)
-    except (ValueError, ValidationError, binascii.Error) as exc:
+    except (ValueError, binascii.Error) as exc:
         raise PackageError("signature", f"signature.json is malformed: {exc}") from None
     digest = tree_digest(files)
     if digest != signature.digest:
@@ -452,29 +485,3 @@ def static_check(files: Files, manifest: Manifest, platform_version: str) -> lis
         )
     return specs
 
-
-def parse_trusted_keys(text: str, *, development: bool = False) -> list[TrustedKey]:
-    """An operator's keys file: one ``ed25519 <base64 raw public key> [comment]`` per line;
-    blank lines and ``#`` comments are skipped. A malformed line is an error, not a skip: a
-    key the operator meant to trust must not silently be left out."""
-    keys: list[TrustedKey] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split()
-        try:
-            if parts[0] != "ed25519":
-                raise ValueError("only ed25519 keys are supported")
-            public = base64.b64decode(parts[1], validate=True)
-            Ed25519PublicKey.from_public_bytes(public)
-        except (IndexError, ValueError, binascii.Error) as exc:
-            raise ValueError(f"line {number} of the keys file is not a key: {exc}") from None
-        keys.append(TrustedKey(key_id_of(public), public, development))
-    return keys
-
-
-def public_key_line(public_key: bytes, comment: str = "") -> str:
-    """The keys-file line for ``public_key``."""
-    text = f"ed25519 {base64.b64encode(public_key).decode()} {key_id_of(public_key)}"
-    return f"{text} {comment}".rstrip()

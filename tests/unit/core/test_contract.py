@@ -3,6 +3,7 @@ breaks any part of it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from lineup.core.contract import ContractReport, check
+from lineup.core.contract import RULES, Check, ContractReport, check
+from lineup.core.package import Manifest
 from lineup.core.provider import (
     Accepted,
     Completed,
@@ -86,6 +88,7 @@ class Counter:
     read_with_preview: bool = False
     capability_elsewhere: bool = False
     unhealthy: bool = False
+    hangs: bool = False
     value: int = 0
     done: dict[str, Completed] = field(default_factory=dict)
 
@@ -121,6 +124,8 @@ class Counter:
 
     async def invoke(self, call: Invocation) -> Completed | Accepted:
         spec = self._admit(call)
+        if self.hangs:
+            await asyncio.Event().wait()
         if spec is VALUE_SPEC:
             return Completed(output={"value": "many" if self.wrong_output else self.value})
         if call.idempotency_key in self.done and not self.applies_twice:
@@ -316,3 +321,140 @@ async def test_a_broken_scheduling_provider_fails_the_contract(
 
 def test_a_report_without_checks_has_not_passed() -> None:
     assert not ContractReport(provider="x", checks=()).passed
+
+
+# -- the report: each check under its capability and rule ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("breakage", "capability", "rule"),
+    [
+        ("applies_twice", "counter.add", "idempotent_replay"),
+        ("bare_errors", "counter.value", "error_mapping"),
+        ("ignores_credentials", "counter.add", "permission"),
+        ("ignores_schema", "counter.add", "schema"),
+        ("wrong_output", "counter.value", "schema"),
+        ("forgets_receipts", "counter.add", "timeout_unknown"),
+        ("receipts_for_anything", None, "timeout_unknown"),
+        ("read_with_preview", None, "catalogue"),
+        ("unhealthy", None, "health"),
+    ],
+)
+async def test_a_broken_promise_fails_under_its_capability_and_rule(
+    breakage: str, capability: str | None, rule: str
+) -> None:
+    counter = Counter()
+    setattr(counter, breakage, True)
+    report = await check_counter(counter)
+    assert (capability, rule) in report.failed_rules(), failed(report)
+
+
+async def test_every_check_names_one_of_the_rules() -> None:
+    report = await check_counter(Counter())
+    assert {c.rule for c in report.checks} <= set(RULES)
+    assert {c.capability for c in report.checks} == {None, "counter.value", "counter.add"}
+    for capability in ("counter.value", "counter.add"):
+        rules = {c.rule for c in report.checks if c.capability == capability}
+        assert {"catalogue", "schema", "permission", "error_mapping", "timeout_unknown"} <= rules
+
+
+async def test_a_call_that_does_not_answer_in_time_fails_as_hung() -> None:
+    report = await check(
+        Counter(hangs=True),
+        instance="c1",
+        credentials=TOKEN,
+        samples={"counter.value": {}, "counter.add": {"by": 2}},
+        timeout_s=0.05,
+    )
+    hung = [c for c in report.failures if c.rule == "timeout_unknown" and "hung" in c.detail]
+    assert {c.capability for c in hung} == {"counter.value", "counter.add"}
+
+
+async def test_without_credentials_to_refuse_the_permission_rule_passes_saying_so() -> None:
+    counter = Counter(ignores_credentials=True)
+    report = await check(
+        counter,
+        instance="c1",
+        credentials={},
+        samples={"counter.value": {}, "counter.add": {"by": 2}},
+    )
+    permission = [c for c in report.checks if c.rule == "permission"]
+    assert [(c.passed, c.detail) for c in permission] == [(True, "no credentials to refuse")] * 2
+
+
+def counter_manifest(*specs: CapabilitySpec) -> Manifest:
+    return Manifest.model_validate(
+        {
+            "id": "counter",
+            "version": "1.0.0",
+            "vendor": "tests",
+            "name": "Counter",
+            "platform": ">=0.1",
+            "auth": {"kind": "apikey"},
+            "adapter": {"entry": "adapter:make"},
+            "capabilities": [
+                s.model_dump(mode="json", by_alias=True, exclude={"provider", "instances"})
+                for s in specs
+            ],
+        }
+    )
+
+
+async def test_describe_must_list_exactly_what_the_manifest_declares() -> None:
+    samples = {"counter.value": {}, "counter.add": {"by": 2}}
+    agreeing = counter_manifest(VALUE_SPEC, ADD_SPEC)
+    report = await check(
+        Counter(), instance="c1", credentials=TOKEN, samples=samples, manifest=agreeing
+    )
+    assert report.passed, report.summary()
+    loosened = ADD_SPEC.model_copy(update={"idempotent_replay": False})
+    for manifest, says in [
+        (counter_manifest(VALUE_SPEC), "described but not declared: counter.add"),
+        (counter_manifest(VALUE_SPEC, loosened), "counter.add differs from the manifest"),
+    ]:
+        report = await check(
+            Counter(), instance="c1", credentials=TOKEN, samples=samples, manifest=manifest
+        )
+        [failure] = report.failures
+        assert (failure.rule, failure.capability) == ("catalogue", None)
+        assert says in failure.detail
+
+
+class SyncRaiser(Counter):
+    def health(self) -> Any:  # not even a coroutine
+        raise RuntimeError("boom")
+
+
+async def test_a_method_that_raises_before_returning_an_awaitable_is_reported() -> None:
+    report = await check_counter(SyncRaiser())
+    assert "health" in {c.rule for c in report.failures}
+    assert (None, "error_mapping") in report.failed_rules()
+
+
+def test_the_wire_form_is_what_the_console_shows() -> None:
+    report = ContractReport(
+        provider="x",
+        checks=(
+            Check("describe", True, rule="catalogue"),
+            Check("x.a: read fits", False, "'many' is not an integer", "schema", "x.a"),
+        ),
+    )
+    assert report.wire() == {
+        "passed": False,
+        "checks": [
+            {
+                "capability": None,
+                "rule": "catalogue",
+                "name": "describe",
+                "passed": True,
+                "detail": "",
+            },
+            {
+                "capability": "x.a",
+                "rule": "schema",
+                "name": "x.a: read fits",
+                "passed": False,
+                "detail": "'many' is not an integer",
+            },
+        ],
+    }

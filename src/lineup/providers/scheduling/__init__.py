@@ -2,17 +2,19 @@
 greedy scheduler that makes trial schedules, and publishing a trial schedule as the plant's
 next version, through the core's approval.
 
-One SQLite database per plant (instance), ``<root>/<instance>.db``.
+One SQLite database per plant (instance), ``<root>/<instance>.db``. A provider package like
+any other: ``provider.json`` is its manifest, :func:`make` its entry point and
+``tests/contract.py`` its contract fixture.
 """
 
-from lineup.providers.scheduling._capabilities import (
+from ._capabilities import (
     ORDERS_QUERY,
     PROVIDER_ID,
     RESOURCES_LOAD,
     SCHEDULE_PREVIEW,
     SCHEDULE_PUBLISH,
 )
-from lineup.providers.scheduling._provider import Faults, SchedulingProvider
+from ._provider import Faults, SchedulingProvider, make
 
 __all__ = [
     "ORDERS_QUERY",
@@ -22,4 +24,5 @@ __all__ = [
     "SCHEDULE_PUBLISH",
     "Faults",
     "SchedulingProvider",
+    "make",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from lineup.providers.scheduling._planner import Operation, Order
+from ._planner import Operation, Order
 
 FIRST_DAY = date(2026, 12, 7)
 """A Monday."""

@@ -7,13 +7,19 @@ is what follows a job (seed 003 §5: the core registers the job id and polls it)
 job's progress to the poll makes every test deterministic without a background task that
 could outlive its test or the provider. The core must treat ``running`` as normal all the
 same, which :attr:`Faults.job_polls_before_done` lets its tests exercise.
+
+The package's modules import each other relatively, so the hub can import the package under a
+name of its own (``lineup_pkg_scheduling_…``) from wherever it unpacked it, and the tree's
+copy (``lineup.providers.scheduling``) stays the same code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import os
 import re
+import secrets
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,19 +37,15 @@ from lineup.core.provider import (
     ProviderError,
     Receipt,
 )
-from lineup.protocol.capabilities import CapabilitySpec, Effect
+from lineup.protocol.capabilities import CapabilitySpec
 from lineup.protocol.errors import ErrorCode, InvalidArgument
 from lineup.protocol.tools import validate_arguments
-from lineup.providers.scheduling import _demo
-from lineup.providers.scheduling._capabilities import (
-    ORDERS_QUERY,
-    PROVIDER_ID,
-    RESOURCES_LOAD,
-    SCHEDULE_PUBLISH,
-    catalogue,
-)
-from lineup.providers.scheduling._planner import compare, load, plan
-from lineup.providers.scheduling._store import Job, MissingDatabase, PlantStore
+from lineup.providers.adapter import AdapterContext, PackageAdapter, capability, preview
+
+from . import _demo
+from ._capabilities import PROVIDER_ID, catalogue, manifest
+from ._planner import compare, load, plan
+from ._store import Job, MissingDatabase, PlantStore
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -83,12 +85,13 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class SchedulingProvider:
+class SchedulingProvider(PackageAdapter):
     """Production scheduling for the plants under ``root`` (``<root>/<instance>.db``).
 
     ``api_keys`` maps each instance to the API key a call on it must carry
     (``credentials["apiKey"]``): the hub holds the key and injects it per call; the provider
-    compares it and keeps nothing of what it received."""
+    compares it and keeps nothing of what it received. ``context`` is the hub's, when the
+    package was loaded by it (:func:`make`); without one the tree's manifest describes it."""
 
     def __init__(
         self,
@@ -97,50 +100,46 @@ class SchedulingProvider:
         *,
         faults: Faults | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        context: AdapterContext | None = None,
     ) -> None:
         for instance in api_keys:
             if not _INSTANCE_NAME.match(instance):
                 raise ValueError(f"{instance!r} cannot name a plant's database file")
+        super().__init__(context or AdapterContext(manifest=manifest(), data_dir=Path(root)))
         self._root = Path(root)
         self._api_keys = dict(api_keys)
         self._stores = {name: PlantStore(self._root / f"{name}.db") for name in api_keys}
         self.faults = faults or Faults()
         self._clock = clock
-        self._specs = {spec.id: spec for spec in catalogue(sorted(self._api_keys))}
+        self._specs = catalogue(sorted(self._api_keys), self.manifest)
+        self._by_id = {spec.id: spec for spec in self._specs}
         self._polls: dict[tuple[str, str], int] = {}
 
     # -- the Provider interface -------------------------------------------------------------
 
-    @property
-    def id(self) -> str:
-        return PROVIDER_ID
-
-    def describe(self) -> Sequence[CapabilitySpec]:
-        return list(self._specs.values())
-
     def instances(self) -> Sequence[str]:
         return sorted(self._api_keys)
 
-    async def invoke(self, call: Invocation) -> Completed | Accepted:
-        spec, store = self._admit(call)
-        if spec.effect is Effect.READ:
-            if self.faults.hang_reads:
-                await self.faults.hang()
-            if spec.id == ORDERS_QUERY:
-                output = await self._run(_query_orders, store, call.params)
-            elif spec.id == RESOURCES_LOAD:
-                output = await self._run(_resource_load, store, call.params)
-            else:
-                output = await self._run(_trial_schedule, store, call.params)
-            return Completed(output=output, receipt={"instance": call.instance})
+    @capability("scheduling.orders.query")
+    async def query_orders(self, call: Invocation) -> Completed:
+        return await self._read(call, _query_orders)
+
+    @capability("scheduling.resources.load")
+    async def resource_load(self, call: Invocation) -> Completed:
+        return await self._read(call, _resource_load)
+
+    @capability("scheduling.schedule.preview")
+    async def trial_schedule(self, call: Invocation) -> Completed:
+        return await self._read(call, _trial_schedule)
+
+    @capability("scheduling.schedule.publish")
+    async def publish(self, call: Invocation) -> Accepted:
+        _, store = self._admit(call)
         return await self._publish(call, store)
 
-    async def preview(self, call: Invocation) -> Draft:
-        spec, store = self._admit(call)
-        if spec.id != SCHEDULE_PUBLISH:
-            raise ProviderError(
-                ErrorCode.INVALID_ARGUMENT, f"{spec.id} has no preview: it changes nothing."
-            )
+    @preview("scheduling.schedule.publish")
+    async def publish_draft(self, call: Invocation) -> Draft:
+        _, store = self._admit(call)
         if self.faults.hang_preview:
             await self.faults.hang()
         return await self._run(_publish_draft, store, call.instance, call.params)
@@ -216,7 +215,7 @@ class SchedulingProvider:
     def _admit(self, call: Invocation) -> tuple[CapabilitySpec, PlantStore]:
         """The capability and the plant of ``call``, once it may run: known, with the
         instance's key, with parameters that fit the capability's input schema."""
-        spec = self._specs.get(call.capability)
+        spec = self._by_id.get(call.capability)
         if spec is None:
             raise ProviderError(
                 ErrorCode.NOT_FOUND, f"The scheduling system has no capability {call.capability}."
@@ -237,6 +236,15 @@ class SchedulingProvider:
                 ErrorCode.INVALID_ARGUMENT, exc.message, details=exc.details
             ) from None
         return spec, store
+
+    async def _read(
+        self, call: Invocation, work: Callable[[PlantStore, Mapping[str, Any]], dict[str, Any]]
+    ) -> Completed:
+        _, store = self._admit(call)
+        if self.faults.hang_reads:
+            await self.faults.hang()
+        output = await self._run(work, store, call.params)
+        return Completed(output=output, receipt={"instance": call.instance})
 
     async def _run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         try:
@@ -280,6 +288,32 @@ class SchedulingProvider:
         if self.faults.hang_publish_after_recording:
             await self.faults.hang()
         return Accepted(job_id=job.id, receipt=_job_receipt(call.instance, job))
+
+
+DEMO_PLANT = "plant-1"
+
+
+def make(context: AdapterContext) -> SchedulingProvider:
+    """The package's entry point: the plants ``config["instances"]`` names (the demo plant
+    when it names none) under ``config["root"]`` (else the provider's data directory), each
+    with its API key in the system's own configuration, ``<root>/<plant>.key`` (mode 0600,
+    made on first start, as an operator would create an API key in the real system)."""
+    root = Path(context.config.get("root") or context.data_dir)
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    plants = [str(p) for p in context.config.get("instances") or [DEMO_PLANT]]
+    keys = {plant: system_key(root / f"{plant}.key") for plant in plants}
+    return SchedulingProvider(root, keys, context=context)
+
+
+def system_key(path: Path) -> str:
+    """The API key the plant's system keeps at ``path``, made the first time."""
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(key + "\n")
+    return key
 
 
 # -- the work, in a worker thread -----------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lineup.providers.scheduling._planner import Operation, Order
+from ._planner import Operation, Order
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS resources (
