@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jsonschema import Draft202012Validator
+
 from lineup.core.package import MANIFEST, Manifest
 from lineup.core.provider import (
     Accepted,
@@ -86,6 +88,7 @@ class PackageAdapter:
         self.context = context
         self.manifest = context.manifest
         self._specs = self.manifest.specs()
+        self._inputs = {spec.id: Draft202012Validator(spec.input_schema) for spec in self._specs}
         self._handlers: dict[str, Callable[[Invocation], Awaitable[Completed | Accepted]]] = {}
         self._previews: dict[str, Callable[[Invocation], Awaitable[Draft]]] = {}
         for name in dir(type(self)):
@@ -112,12 +115,31 @@ class PackageAdapter:
         handler = self._handlers.get(call.capability)
         if handler is None:
             raise ProviderError(ErrorCode.NOT_FOUND, f"{self.id} has no {call.capability}")
+        self.check_params(call)
         return await handler(call)
+
+    def check_params(self, call: Invocation) -> None:
+        """Parameters outside the capability's input schema are ``invalid_argument`` before a
+        handler sees them (the hub checks too; a provider does not rely on its caller)."""
+        validator = self._inputs.get(call.capability)
+        if validator is None:
+            return
+        problems = sorted(validator.iter_errors(call.params), key=lambda e: list(e.absolute_path))
+        if problems:
+            first = problems[0]
+            where = "/" + "/".join(str(p) for p in first.absolute_path)
+            raise ProviderError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"The params do not fit {call.capability}'s input schema at {where}: "
+                f"{first.message}",
+                details={"path": where},
+            )
 
     async def preview(self, call: Invocation) -> Draft:
         handler = self._previews.get(call.capability)
         if handler is None:
             raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"{call.capability} has no preview")
+        self.check_params(call)
         return await handler(call)
 
     async def receipt(self, instance: str, idempotency_key: str) -> Receipt | None:

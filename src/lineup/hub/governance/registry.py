@@ -55,8 +55,14 @@ class Registry:
         self.hub = hub
         self.catalogue = catalogue
         self.logs = AdapterLog()
-        logging.getLogger("lineup.provider").addHandler(self.logs)
+        adapters = logging.getLogger("lineup.provider")
+        adapters.addHandler(self.logs)
+        if adapters.getEffectiveLevel() > logging.INFO:
+            adapters.setLevel(logging.INFO)
         self._lock = asyncio.Lock()
+
+    def close(self) -> None:
+        logging.getLogger("lineup.provider").removeHandler(self.logs)
 
     @property
     def packages_root(self) -> Path:

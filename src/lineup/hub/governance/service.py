@@ -63,3 +63,4 @@ class Governance:
 
     async def close(self) -> None:
         await self.executor.close()
+        self.registry.close()
