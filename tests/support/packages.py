@@ -212,7 +212,7 @@ def _manifest(provider_id: str, version: str) -> dict[str, object]:
     }
 
 
-_ADAPTER = '''
+_NOTES_ADAPTER = '''
 """The notes test system: notes and receipts in JSON files under the data directory."""
 
 from __future__ import annotations
@@ -280,14 +280,14 @@ def make(context: AdapterContext) -> Notes:
     return Notes(context)
 '''
 
-_COUNT = """
+_NOTES_COUNT = """
     @capability("__PID__.count")
     async def count(self, call: Invocation) -> Completed:
         self._instance(call)
         return Completed(output={"count": len(self._load("notes.json", []))})
 """
 
-_CONTRACT = '''
+_NOTES_CONTRACT = '''
 """The notes package's contract fixture: a throwaway instance with instant jobs."""
 
 from __future__ import annotations
@@ -322,14 +322,17 @@ async def fixture(workdir: Path) -> ContractFixture:
 
 
 def package_files(provider_id: str = "notes", version: str = "1.0.0") -> dict[str, bytes]:
-    extra = _COUNT if pkg.version_key(version) >= (2, 0, 0) else ""
-    adapter = textwrap.dedent(_ADAPTER).replace("__EXTRA__", extra).replace("__PID__", provider_id)
+    extra = _NOTES_COUNT if pkg.version_key(version) >= (2, 0, 0) else ""
+    adapter = textwrap.dedent(_NOTES_ADAPTER).replace("__EXTRA__", extra)
+    adapter = adapter.replace("__PID__", provider_id)
     return {
         pkg.MANIFEST: json.dumps(_manifest(provider_id, version), indent=2).encode(),
         "__init__.py": b"",
         "adapter.py": adapter.encode(),
         "tests/__init__.py": b"",
-        "tests/contract.py": textwrap.dedent(_CONTRACT).replace("__PID__", provider_id).encode(),
+        "tests/contract.py": (
+            textwrap.dedent(_NOTES_CONTRACT).replace("__PID__", provider_id).encode()
+        ),
     }
 
 

@@ -484,4 +484,3 @@ def static_check(files: Files, manifest: Manifest, platform_version: str) -> lis
             "the manifest promises a preview the adapter has none for: " + ", ".join(no_preview),
         )
     return specs
-

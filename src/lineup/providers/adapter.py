@@ -126,13 +126,15 @@ class PackageAdapter:
             return
         problems = sorted(validator.iter_errors(call.params), key=lambda e: list(e.absolute_path))
         if problems:
-            first = problems[0]
-            where = "/" + "/".join(str(p) for p in first.absolute_path)
+            found = [
+                {"path": "/" + "/".join(str(p) for p in e.absolute_path), "problem": e.message}
+                for e in problems[:20]
+            ]
             raise ProviderError(
                 ErrorCode.INVALID_ARGUMENT,
-                f"The params do not fit {call.capability}'s input schema at {where}: "
-                f"{first.message}",
-                details={"path": where},
+                f"The params do not fit {call.capability}'s input schema at {found[0]['path']}: "
+                f"{found[0]['problem']}",
+                details={"problems": found},
             )
 
     async def preview(self, call: Invocation) -> Draft:

@@ -240,7 +240,8 @@ def test_one_change_at_a_time_per_provider(world: World, available: Path, signer
     install(world, available, signer)
     change(world, {"action": "disable", "providerId": "notes"})
     second = world.ana.post("/providers/changes", {"action": "uninstall", "providerId": "notes"})
-    assert second.status_code == 409 and second.json()["error"]["details"]["reason"] == "pending_change"
+    assert second.status_code == 409
+    assert second.json()["error"]["details"]["reason"] == "pending_change"
 
 
 # --- upgrade and rollback --------------------------------------------------------------
@@ -282,7 +283,8 @@ def test_an_upgrade_must_be_newer(world: World, available: Path, signer: Signer)
     refused = world.ana.post(
         "/providers/changes", {"action": "upgrade", "package": ref_of(world, "1.0.0")}
     )
-    assert refused.status_code == 409 and refused.json()["error"]["details"]["reason"] == "not_newer"
+    assert refused.status_code == 409
+    assert refused.json()["error"]["details"]["reason"] == "not_newer"
 
 
 # --- disable, enable, uninstall --------------------------------------------------------
