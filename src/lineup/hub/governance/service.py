@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lineup.core.provider import Provider
+from lineup.hub.governance.bindings import Renewals
 from lineup.hub.governance.catalogue import Catalogue
 from lineup.hub.governance.executor import Executor
 from lineup.hub.recorder import Writing
@@ -24,6 +25,8 @@ class Governance:
         self.hub = hub
         self.catalogue = Catalogue(providers)
         self.executor = Executor(hub, self.catalogue)
+        self.renewals = Renewals()
+        """People's OAuth tokens being renewed on this node (``bindings``)."""
 
     async def start(self) -> None:
         """Resume what a previous run of this hub left unfinished (once per cluster: the
