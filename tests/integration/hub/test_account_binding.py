@@ -406,3 +406,22 @@ def test_a_system_with_the_operators_key_shows_as_bound_for_everyone(world: Worl
     shown = accounts(world.ana)["ledger/books"]
     assert shown["authKind"] == "apikey" and shown["status"] == "bound"
     assert read_ok(world, "ledger.balance.read")["status"] == "succeeded"
+
+
+def test_approving_a_write_whose_requester_is_no_longer_bound_voids_it(world: World) -> None:
+    bind_by_password(world.ana, "ana", Erp.PASSWORDS["ana"])
+    assert world.invoke("erp.orders.close", {}, "w-erp")["type"] == "ack"
+    waiting = world.result("w-erp")
+    assert waiting["status"] == "waiting_for_approval", waiting
+    unbound = world.ana.client.delete(
+        world.ana.url("/bindings/erp/main"), headers=world.ana.headers()
+    )
+    assert unbound.status_code == 204
+
+    answer = world.decide(waiting["approvalId"], {"decision": "approve"})
+    assert answer.status_code == 409, answer.text  # not 401: the approver stays signed in
+    assert answer.json()["error"]["details"]["status"] == "voided"
+    assert "bind it again" in answer.json()["error"]["message"]
+    told = world.final("w-erp")
+    assert told["status"] == "rejected" and told["error"]["code"] == "conflict"
+    assert world.ana.read("/bindings")  # still signed in to the hub
