@@ -130,7 +130,7 @@ export function Accounts({
       {accounts === null ? null : accounts.length === 0 ? (
         <p className="muted">No system on this hub needs you to sign in.</p>
       ) : (
-        <ul className="kv" aria-label="Your accounts on outside systems">
+        <ul className="kv accounts-list" aria-label="Your accounts on outside systems">
           {accounts.map((a) => {
             const s = standing(a);
             const name = `${a.providerName} (${a.instance})`;
