@@ -13,6 +13,7 @@ from lineup.hub.agent_gateway import serve_agent
 from lineup.hub.api import agents as agents_api
 from lineup.hub.api import app_tools as tools_api
 from lineup.hub.api import auth as auth_api
+from lineup.hub.api import bindings as bindings_api
 from lineup.hub.api import direct as direct_api
 from lineup.hub.api import files as files_api
 from lineup.hub.api import governance as governance_api
@@ -61,6 +62,7 @@ def create_app(settings: Settings, *, clock: Clock = now_ms) -> FastAPI:
     app.include_router(governance_api.router)
     app.include_router(providers_api.router)
     app.include_router(settings_api.router)
+    app.include_router(bindings_api.router)
     app.include_router(tokens_api.router)
     # GET /api/direct for every hub; the rest only in direct mode
     app.include_router(direct_api.router)

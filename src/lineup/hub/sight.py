@@ -1,9 +1,10 @@
 """Who sees what of a workspace once it has projects (seed 003 §1: permissions follow the
 project). A project's conversations — their messages, tasks, cards, tool calls, artifacts —
 and its governance (approvals, executions, permissions, rules, members) are seen by the
-project's members and by the workspace's owners; everything else of the workspace by every
-member, as before projects. In a project, viewers read: only owners and editors act (post,
-start tasks, cancel, answer cards and tool calls).
+project's members and by the workspace's owners; a person's account bindings by that person
+alone; everything else of the workspace by every member, as before projects. In a project,
+viewers read: only owners and editors act (post, start tasks, cancel, answer cards and tool
+calls).
 
 A :class:`Sight` is loaded once per request or per people's socket; on a socket it follows
 the log (:meth:`Sight.sees` observes every event, shown or not), so a conversation made or a
@@ -88,6 +89,8 @@ class Sight:
         """Whether the person sees ``event``; every event passes through, so the maps and the
         person's roles follow the log."""
         self._observe(event)
+        if event.type in PERSONAL_FACTS:
+            return event.payload.get("userId") == self.person.user_id
         if self.everything:
             return True
         payload = event.payload
@@ -143,6 +146,10 @@ PROJECT_FACTS = frozenset(
 )
 """Facts that name their project in the payload (``projectId``); the others of a project are
 found by their conversation or task."""
+
+PERSONAL_FACTS = frozenset({"binding.bound", "binding.expired", "binding.removed"})
+"""Facts about one person's own accounts on outside systems (``userId``): seen by that person
+alone; the audit chain keeps them for the operator."""
 
 
 def visible_project(read: Reader, person: Person, project_id: str) -> gov_store.Project:

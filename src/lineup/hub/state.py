@@ -28,6 +28,8 @@ class Limits:
     pairing_by_code: AttemptLimiter
     signin_by_ip: AttemptLimiter
     signin_by_account: FailureBackoff
+    binding_by_person: AttemptLimiter
+    """Account binding attempts (a password exchanged, an OAuth flow started) per person."""
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock = now_ms) -> Limits:
@@ -37,6 +39,7 @@ class Limits:
             pairing_by_code=AttemptLimiter(settings.pairing_attempts_per_code, window * 10),
             signin_by_ip=AttemptLimiter(settings.signin_attempts_per_ip, window),
             signin_by_account=FailureBackoff(clock),
+            binding_by_person=AttemptLimiter(settings.signin_attempts_per_ip, window),
         )
 
 

@@ -598,6 +598,42 @@ class ExecutionFinishedPayload(Fact):
     target_agent_id: str
 
 
+# --- account bindings ------------------------------------------------------------------------
+
+
+class BindingBoundPayload(Fact):
+    fact_type = "binding.bound"
+    user_id: str
+    """The person whose account it is."""
+    provider: str
+    instance: str
+    auth_kind: Literal["oauth", "password-exchange"]
+    account: str | None = None
+    """Who the system says the person is (``ana@plant-1``), as the provider named it."""
+    expires_at: Millis | None = None
+    """When the credentials run out (an OAuth access token is renewed before then)."""
+
+
+class BindingExpiredPayload(Fact):
+    fact_type = "binding.expired"
+    user_id: str
+    provider: str
+    instance: str
+    reason: Literal["refresh_refused", "token_expired", "signed_out_by_system"]
+    """``refresh_refused``: the authorization server refused to renew the token;
+    ``token_expired``: the credentials ran out and cannot be renewed;
+    ``signed_out_by_system``: the system answered a call ``unauthenticated``."""
+
+
+class BindingRemovedPayload(Fact):
+    fact_type = "binding.removed"
+    user_id: str
+    provider: str
+    instance: str
+    by: str
+    """Who unbound it: the person, or ``hub`` when the system's provider went."""
+
+
 FACTS: Mapping[str, type[Fact]] = {
     model.fact_type: model
     for model in (
@@ -645,6 +681,9 @@ FACTS: Mapping[str, type[Fact]] = {
         ProviderChangeRequestedPayload,
         ProviderChangeDecidedPayload,
         ProviderStateChangedPayload,
+        BindingBoundPayload,
+        BindingExpiredPayload,
+        BindingRemovedPayload,
     )
 }
 """Every recorded fact type → its payload model."""

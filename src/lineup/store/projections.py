@@ -730,6 +730,7 @@ HANDLERS: Mapping[str, Handler] = dict(
 )
 """Which facts change which projections; a type not here is stored but not projected."""
 
-NOT_PROJECTED: frozenset[str] = frozenset()
-"""Facts recorded for the log's readers only: no table follows them. Every fact of
+NOT_PROJECTED: frozenset[str] = frozenset({"binding.bound", "binding.expired", "binding.removed"})
+"""Facts recorded for the log's readers only: no table follows them (a binding's row holds a
+secret the log never sees, so it is written beside its fact, not from it). Every fact of
 ``lineup.protocol.facts.FACTS`` is either here or in :data:`HANDLERS` (a test checks)."""

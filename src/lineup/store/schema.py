@@ -632,6 +632,46 @@ provider_credentials = Table(
 """What the hub holds to reach a provider's system, sealed at rest (``sealed.Keyring``):
 injected per execution, never shown to an agent, a browser or a log. Not event-sourced."""
 
+identity_bindings = Table(
+    "identity_bindings",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("user_id", ID, nullable=False),
+    Column("provider", String(64), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("auth_kind", String(24), nullable=False),
+    Column("sealed", Text, nullable=True),
+    Column("account", Text, nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("expires_at", BigInteger, nullable=True),
+    Column("bound_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("expired_reason", Text, nullable=True),
+    PrimaryKeyConstraint("workspace_id", "user_id", "provider", "instance"),
+    Index("ix_identity_bindings_provider_instance", "provider", "instance"),
+)
+"""Each person's own account on a provider's system (ADR-0012): ``bound`` with the sealed
+credentials the provider's ``exchange`` gave (and, for OAuth, the refresh token), or
+``expired`` with no secret left. The facts ``binding.*`` tell the story; the secret is never
+in the log, so this table is not rebuilt from it."""
+
+oauth_flows = Table(
+    "oauth_flows",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("user_id", ID, nullable=False),
+    Column("provider", String(64), nullable=False),
+    Column("instance", String(100), nullable=False),
+    Column("sealed_verifier", Text, nullable=False),
+    Column("redirect", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Index("ix_oauth_flows_expires_at", "expires_at"),
+)
+"""OAuth authorization-code flows under way: found by the hash of their ``state``, used once,
+ten minutes at most; the PKCE code verifier sealed."""
+
 
 # --- secrets and sessions (not event-sourced; only hashes are stored) ---------------------
 

@@ -25,6 +25,8 @@ BODIES = {
     "/permissions/{permission_id}/revoke": {},
     "/approvals/{approval_id}/decision": {"decision": "approve"},
     "/approvals/{approval_id}/handover": {"userId": "{user_id}"},
+    "/bindings/{provider_id}/{instance}/oauth": {},
+    "/bindings/{provider_id}/{instance}/password": {"username": "ana", "password": "stolen"},
 }
 
 
@@ -132,6 +134,8 @@ def _governed(hub: HubClient, ana: Any, agent: Any, agent_id: str) -> dict[str, 
         "permission_id": decided["permissionId"],
         "approval_id": pending["approvalId"],
         "execution_id": decided["executionId"],
+        "provider_id": "scheduling",
+        "instance": "plant-1",
     }
 
 
@@ -178,8 +182,8 @@ def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
             continue
         if path == "/devices/{device_id}/tools":
             continue  # a device id is the app's own choice: bo registers his own device
-        if path == "/capabilities/{capability}/state":
-            continue  # capabilities are the hub's, named alike in every workspace
+        if path == "/capabilities/{capability}/state" or path.startswith("/bindings/"):
+            continue  # capabilities and systems are the hub's, named alike in every workspace
         bo._use()
         body = BODIES.get(path) or {}
         response = hub.client.request(

@@ -278,6 +278,21 @@ STORED: dict[str, dict[str, Any]] = {
         "previousDigest": "sha256:" + "a" * 64,
         "changeId": "pch_1",
     },
+    "binding.bound": {
+        "userId": "user_1",
+        "provider": "crm",
+        "instance": "acme",
+        "authKind": "oauth",
+        "account": "ana@acme",
+        "expiresAt": 1800000600000,
+    },
+    "binding.expired": {
+        "userId": "user_1",
+        "provider": "crm",
+        "instance": "acme",
+        "reason": "refresh_refused",
+    },
+    "binding.removed": {"userId": "user_1", "provider": "crm", "instance": "acme", "by": "hub"},
 }
 
 

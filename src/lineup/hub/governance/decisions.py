@@ -18,11 +18,12 @@ from lineup.domain import pending
 from lineup.hub import audit
 from lineup.hub.actors import Person
 from lineup.hub.commands import derived_id
+from lineup.hub.governance import bindings
 from lineup.hub.governance import invoke as core_invoke
 from lineup.hub.recorder import Writing
 from lineup.hub.scoped_settings import standing_limits
 from lineup.protocol import facts
-from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, NotFound, Unauthenticated
 from lineup.protocol.ids import new_id
 from lineup.protocol.times import format_timestamp, ms_to_datetime
 from lineup.store import Reader
@@ -201,7 +202,15 @@ async def _still_bound(hub: HubState, row: ApprovalRecord) -> str | None:
     entry = view.get(row.capability)
     if not entry.spec.preview:
         return None
-    draft = await core_invoke.draft_of(hub, entry, row.instance, row.params)
+    try:
+        who = bindings.OnBehalf(row.workspace_id, row.requested_for)
+        draft = await core_invoke.draft_of(hub, entry, row.instance, row.params, who)
+    except Unauthenticated as exc:  # the requester's account on the system, not the approver's
+        system = f"{exc.details.get('provider')}/{exc.details.get('instance')}"
+        return (
+            f"The account of the person who asked is not bound on {system} any more; they "
+            "bind it again in Settings → Accounts."
+        )
     approved = binding.Binding(
         row.agent_id, row.instance, row.params_digest, row.resource_version, row.expires_at
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
@@ -22,11 +23,18 @@ import jsonschema
 from lineup.core import executions as rules
 from lineup.core.provider import Accepted, Completed, Invocation, ProviderError, Receipt
 from lineup.hub import audit
-from lineup.hub.governance import credentials
+from lineup.hub.governance import bindings
 from lineup.hub.governance.catalogue import CatalogueEntry
 from lineup.hub.recorder import Writing
 from lineup.protocol import facts
-from lineup.protocol.errors import RETRYABLE, ErrorCode, LineupError, NotFound
+from lineup.protocol.errors import (
+    RETRYABLE,
+    ErrorCode,
+    LineupError,
+    NotFound,
+    Unauthenticated,
+    Unavailable,
+)
 from lineup.store import governance as gov_store
 from lineup.store.governance import ExecutionRecord, InvocationRecord
 
@@ -140,14 +148,13 @@ class Executor:
             )
             return
         entry = entry_or_none
-        call = Invocation(
+        call = Invocation(  # a receipt or a job is asked without credentials
             capability=exe.capability,
             instance=exe.instance,
             params=inv.params,
             execution_id=exe.id,
             idempotency_key=exe.idempotency_key,
             expected_version=exe.expected_version,
-            credentials=await credentials.get(self.hub, entry.provider.id, exe.instance),
         )
         if exe.status == "accepted" and exe.job_id is not None:
             await self._follow(exe, inv, entry, call, exe.job_id)
@@ -162,6 +169,15 @@ class Executor:
             if step == "unknown":
                 await self._unknown(exe, inv, rules.Unknown(rules.UNSAFE_TO_REPLAY))
                 return
+        # the provider has not applied the call (never called, or no receipt and safe to
+        # replay): a person's binding that cannot carry it fails it, and nothing happened
+        who = bindings.OnBehalf(exe.workspace_id, inv.on_behalf_of)
+        try:
+            held = await bindings.credentials_for(self.hub, entry.provider, exe.instance, who)
+        except (Unauthenticated, Unavailable) as exc:
+            await self._finish(exe, inv, "failed", error=_error(exc.code, exc.message))
+            return
+        call = replace(call, credentials=held)
         while True:
             attempt += 1
             try:
@@ -184,7 +200,13 @@ class Executor:
                     await self._unknown(exe, inv, decision)
                     return
             except ProviderError as exc:
-                choice = rules.after_error(exc.code, exc.message, attempt=attempt)
+                message = exc.message
+                if exc.code is ErrorCode.UNAUTHENTICATED:  # the system signed the person out
+                    signed_out = await bindings.signed_out(
+                        self.hub, entry.provider, exe.instance, who
+                    )
+                    message = message if signed_out is None else signed_out.message
+                choice = rules.after_error(exc.code, message, attempt=attempt)
                 if isinstance(choice, rules.Retry):
                     await self._attempted(exe, attempt, exc.code.value, exc.message)
                     await asyncio.sleep(min(0.05 * 2**attempt, 2.0))

@@ -23,7 +23,7 @@ from lineup.core.provider import Draft, Invocation, ProviderError
 from lineup.hub import audit, commands
 from lineup.hub.actors import AgentIdentity
 from lineup.hub.commands import Recorded, derived_id
-from lineup.hub.governance import credentials
+from lineup.hub.governance import bindings
 from lineup.hub.governance.catalogue import CatalogueEntry, check_params, instance_of
 from lineup.hub.recorder import Writing
 from lineup.hub.scoped_settings import approval_ttl_of
@@ -32,6 +32,7 @@ from lineup.protocol.capabilities import CapabilityInvoke, Effect
 from lineup.protocol.envelope import Envelope, fingerprint
 from lineup.protocol.errors import (
     Conflict,
+    ErrorCode,
     Forbidden,
     InvalidArgument,
     LineupError,
@@ -153,20 +154,21 @@ def provider_error(exc: ProviderError) -> LineupError:
 
 
 async def draft_of(
-    hub: HubState, entry: CatalogueEntry, instance: str, params: Mapping[str, Any]
+    hub: HubState,
+    entry: CatalogueEntry,
+    instance: str,
+    params: Mapping[str, Any],
+    who: bindings.OnBehalf,
 ) -> Draft:
-    """What a write would do, for its confirm card: the provider's preview, or the params."""
+    """What a write would do, for its confirm card: the provider's preview, or the params.
+    The person it is on behalf of must have a working binding on a per-person system."""
+    provider = entry.provider
+    held = await bindings.credentials_for(hub, provider, instance, who)
     if not entry.spec.preview:
         return Draft(
             summary=summarise(params), impact=entry.spec.description, resource_version=None
         )
-    provider = entry.provider
-    call = Invocation(
-        capability=entry.spec.id,
-        instance=instance,
-        params=params,
-        credentials=await credentials.get(hub, provider.id, instance),
-    )
+    call = Invocation(capability=entry.spec.id, instance=instance, params=params, credentials=held)
     try:
         return await asyncio.wait_for(provider.preview(call), entry.spec.timeout_s)
     except TimeoutError:
@@ -175,6 +177,10 @@ async def draft_of(
             "Try again later.",
         ) from None
     except ProviderError as exc:
+        if exc.code is ErrorCode.UNAUTHENTICATED:
+            signed_out = await bindings.signed_out(hub, provider, instance, who)
+            if signed_out is not None:
+                raise signed_out from None
         raise provider_error(exc) from None
 
 
@@ -221,8 +227,11 @@ async def invoke(
             details["ruleId"] = verdict.rule_id
         raise Forbidden(verdict.reason, details=details)
     draft = None
+    who = bindings.OnBehalf(ws, place.on_behalf_of)
     if entry.spec.effect is Effect.WRITE:
-        draft = await draft_of(hub, entry, instance, call.params)
+        draft = await draft_of(hub, entry, instance, call.params, who)
+    else:  # refused now, before anything is recorded, when the person's binding cannot carry it
+        await bindings.credentials_for(hub, entry.provider, instance, who)
 
     def record(w: Writing) -> Recorded:
         again = gov_store.get_invocation(w.read.connection, ws, own_id)

@@ -549,7 +549,7 @@ async def _after_uninstall(hub: HubState, person: Person, change: provider_store
     workspace runs them any more; history and audit stay."""
     from lineup.hub.governance import bindings
 
-    await bindings.unbind_all(hub, person, change.provider_id)
+    await bindings.unbind_workspace(hub, change.workspace_id, change.provider_id)
     in_use = await hub.store.read(lambda r: provider_store.digests_in_use(r.connection))
     root = hub.governance.registry.packages_root / change.provider_id
     for digest in filter(None, (change.from_digest,)):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lineup.core.provider import Provider
+from lineup.hub.governance.bindings import Renewals
 from lineup.hub.governance.catalogue import Catalogue, CatalogueView
 from lineup.hub.governance.executor import Executor
 from lineup.hub.governance.registry import Registry
@@ -27,6 +28,8 @@ class Governance:
         self.registry = Registry(hub, self.catalogue)
         self.executor = Executor(hub, self.registry)
         self._next_probe_ms = 0
+        self.renewals = Renewals()
+        """People's OAuth tokens being renewed on this node (``bindings``)."""
 
     async def view(self, workspace_id: str) -> CatalogueView:
         """The providers ``workspace_id`` runs now (see :class:`Registry`)."""

@@ -107,6 +107,46 @@ export interface ArtifactCreatedPayload {
   url: string;
   [k: string]: unknown;
 }
+export interface BindingBoundPayload {
+  /**
+   * Who the system says the person is (``ana@plant-1``), as the provider named it.
+   */
+  account?: string;
+  authKind: "oauth" | "password-exchange";
+  /**
+   * When the credentials run out (an OAuth access token is renewed before then).
+   */
+  expiresAt?: number;
+  instance: string;
+  provider: string;
+  /**
+   * The person whose account it is.
+   */
+  userId: string;
+  [k: string]: unknown;
+}
+export interface BindingExpiredPayload {
+  instance: string;
+  provider: string;
+  /**
+   * ``refresh_refused``: the authorization server refused to renew the token;
+   * ``token_expired``: the credentials ran out and cannot be renewed;
+   * ``signed_out_by_system``: the system answered a call ``unauthenticated``.
+   */
+  reason: "refresh_refused" | "token_expired" | "signed_out_by_system";
+  userId: string;
+  [k: string]: unknown;
+}
+export interface BindingRemovedPayload {
+  /**
+   * Who unbound it: the person, or ``hub`` when the system's provider went.
+   */
+  by: string;
+  instance: string;
+  provider: string;
+  userId: string;
+  [k: string]: unknown;
+}
 export interface CapabilityInvokedPayload {
   agentId: string;
   /**
@@ -602,6 +642,9 @@ export interface FactPayloads {
   "approval.handed_over": ApprovalHandedOverPayload;
   "approval.requested": ApprovalRequestedPayload;
   "artifact.created": ArtifactCreatedPayload;
+  "binding.bound": BindingBoundPayload;
+  "binding.expired": BindingExpiredPayload;
+  "binding.removed": BindingRemovedPayload;
   "capability.invoked": CapabilityInvokedPayload;
   "capability.state_changed": CapabilityStateChangedPayload;
   "conversation.created": ConversationCreatedPayload;

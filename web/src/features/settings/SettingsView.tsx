@@ -1,5 +1,5 @@
-// Settings: profile, workspace and invitations, layered settings, appearance, notifications,
-// password and sessions, developer tokens.
+// Settings: profile, workspace and invitations, layered settings, accounts on outside systems,
+// appearance, notifications, password and sessions, developer tokens.
 
 import { useId, useState } from "react";
 import { useWorkspace } from "../../app/workspace";
@@ -10,6 +10,7 @@ import { Link } from "../../lib/router";
 import { Button, Card, Icon } from "../../ui";
 import { ApiError } from "../../api/client";
 import { NotificationSettings } from "../notifications/NotificationSettings";
+import { Accounts } from "./Accounts";
 import { AccountSecurity } from "./AccountSecurity";
 import { DeveloperTokens } from "./DeveloperTokens";
 import { InviteSomeone, JoinWorkspace } from "./Invitations";
@@ -105,6 +106,8 @@ export function SettingsView() {
           </Link>
         </Card>
       )}
+
+      {session.direct ? null : <Accounts workspaceId={workspace.id} />}
 
       <Card>
         <h2 className="card-title">Appearance</h2>

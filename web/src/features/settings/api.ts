@@ -1,5 +1,5 @@
-// Layered settings, developer tokens and the projects an invitation may name
-// (src/lineup/hub/api/settings.py, tokens.py, governance.py).
+// Layered settings, developer tokens, accounts on outside systems and the projects an
+// invitation may name (src/lineup/hub/api/settings.py, tokens.py, bindings.py, governance.py).
 
 import type { Transport } from "../../api/client";
 import type { components } from "../../api/generated/openapi";
@@ -16,6 +16,7 @@ export type CreatedToken = Schemas["CreatedToken"];
 export type Scope = DeveloperToken["scopes"][number];
 export type ProjectSummary = Schemas["ProjectView"];
 export type ProjectRole = NonNullable<ProjectSummary["role"]>;
+export type AccountBinding = Schemas["AccountView"];
 
 export const LEVEL_LABEL: Record<Level, string> = {
   system: "Hub default",
@@ -58,4 +59,28 @@ export class PeopleApi {
   revokeToken(tokenId: string): Promise<void> {
     return this.transport.request("DELETE", `/api/tokens/${enc(tokenId)}`);
   }
+
+  accounts(workspaceId: string): Promise<{ accounts: AccountBinding[] }> {
+    return this.transport.get(`/api/workspaces/${enc(workspaceId)}/bindings`);
+  }
+
+  /** Where to send the browser to sign in to the system (it comes back to `returnTo`). */
+  startOAuth(workspaceId: string, providerId: string, instance: string, returnTo = "/settings"): Promise<{ authorizationUrl: string }> {
+    return this.transport.post(`${binding(workspaceId, providerId, instance)}/oauth`, { returnTo });
+  }
+
+  /** A username and password, exchanged once by the system; the hub keeps neither. */
+  bindPassword(workspaceId: string, providerId: string, instance: string, username: string, password: string): Promise<void> {
+    return this.transport.request("POST", `${binding(workspaceId, providerId, instance)}/password`, {
+      body: { username, password },
+    });
+  }
+
+  unbind(workspaceId: string, providerId: string, instance: string): Promise<void> {
+    return this.transport.request("DELETE", binding(workspaceId, providerId, instance));
+  }
+}
+
+function binding(workspaceId: string, providerId: string, instance: string): string {
+  return `/api/workspaces/${enc(workspaceId)}/bindings/${enc(providerId)}/${enc(instance)}`;
 }
