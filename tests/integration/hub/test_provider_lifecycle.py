@@ -48,7 +48,7 @@ def settings(hub_database: str, tmp_path: Path, signer: Signer, available: Path)
         job_poll_interval=0.01,
         provider_dir=available,
         provider_trusted_keys=signer.trust_file(tmp_path / "trusted-keys"),
-        provider_config={"notes": {"instances": ["main"]}},
+        provider_config={"notes": {"instances": ["main"]}, "ledger": {"instances": ["books"]}},
     )
 
 
@@ -381,3 +381,39 @@ def audit_entries(world: World) -> list[dict[str, Any]]:
 
     assert world.client.portal is not None
     return world.client.portal.call(world.state.store.read, read)
+
+
+# --- a provider the hub ships ----------------------------------------------------------
+
+
+def test_a_bundled_provider_is_listed_disabled_and_enabled_like_a_package(world: World) -> None:
+    shipped = {p["id"]: p for p in world.ana.read("/providers")["providers"]}["ledger"]
+    assert (shipped["source"], shipped["state"], shipped["signer"]) == ("bundled", "enabled", None)
+    assert {c["id"] for c in shipped["capabilities"]} >= {"ledger.balance.read"}
+    apply(world, {"action": "disable", "providerId": "ledger"})
+    refused = read_notes(world, "l1", "ledger.balance.read")
+    assert refused["details"]["reason"] == "provider_disabled"
+    apply(world, {"action": "enable", "providerId": "ledger"})
+    assert read_notes(world, "l2", "ledger.balance.read")["status"] == "succeeded"
+
+
+def test_a_bundled_provider_upgraded_to_a_package_rolls_back_to_what_the_hub_ships(
+    world: World, available: Path, signer: Signer
+) -> None:
+    signed_archive(available, signer, provider_id="ledger", version="1.0.0")
+    made = change(world, {"action": "upgrade", "package": ref_of_id(world, "ledger", "1.0.0")})
+    assert "ledger.list" in made["surface"]["added"]
+    assert "ledger.balance.read" in made["surface"]["removed"]
+    assert decide(world, made["id"])["status"] == "applied"
+    assert read_notes(world, "p1", "ledger.list")["status"] == "succeeded"
+    apply(world, {"action": "rollback", "providerId": "ledger"})
+    back = {p["id"]: p for p in world.ana.read("/providers")["providers"]}["ledger"]
+    assert back["source"] == "bundled" and back["previous"]["version"] == "1.0.0"
+    assert read_notes(world, "p2", "ledger.balance.read")["status"] == "succeeded"
+
+
+def ref_of_id(world: World, provider_id: str, version: str) -> str:
+    for found in world.ana.read("/providers/available")["packages"]:
+        if found["id"] == provider_id and found["version"] == version:
+            return str(found["ref"])
+    raise AssertionError(f"{provider_id} {version} is not available")

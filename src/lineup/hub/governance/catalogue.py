@@ -4,13 +4,15 @@ loaded, and each workspace's view of the versions it runs."""
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import jsonschema
 
-from lineup.core.package import Manifest
+from lineup.core.package import MANIFEST, Manifest, tree_digest
 from lineup.core.provider import Provider
 from lineup.protocol.capabilities import CapabilitySpec
 from lineup.protocol.errors import Forbidden, InvalidArgument, NotFound
@@ -68,6 +70,22 @@ def load_entries(provider: Provider) -> dict[str, CatalogueEntry]:
     return entries
 
 
+def bundled(provider: Provider) -> Loaded:
+    manifest = getattr(provider, "manifest", None)
+    if not isinstance(manifest, Manifest):
+        return Loaded(provider, "0", f"builtin:{provider.id}", "bundled", load_entries(provider))
+    module = sys.modules.get(type(provider).__module__)
+    root = Path(module.__file__).parent if module is not None and module.__file__ else None
+    digest = f"builtin:{provider.id}"
+    if root is not None and (root / MANIFEST).is_file():
+        from lineup.hub.governance.loader import read_package_dir
+
+        digest = tree_digest(read_package_dir(root))
+    return Loaded(
+        provider, manifest.version, digest, "bundled", load_entries(provider), manifest=manifest
+    )
+
+
 class Catalogue:
     """Every provider version this node can call: the bundled ones (what the hub ships and
     its settings name), and packages loaded by digest. Which of them a workspace reaches is
@@ -80,12 +98,9 @@ class Catalogue:
             self.add(provider)
 
     def add(self, provider: Provider | Loaded) -> Loaded:
-        """A bundled provider (a plain provider counts as one, at version ``0``)."""
-        loaded = (
-            provider
-            if isinstance(provider, Loaded)
-            else Loaded(provider, "0", f"builtin:{provider.id}", "bundled", load_entries(provider))
-        )
+        """A bundled provider: one shipped as a package in the hub's own tree is known by its
+        manifest's version and its files' digest; any other at version ``0``."""
+        loaded = provider if isinstance(provider, Loaded) else bundled(provider)
         if loaded.id in self.bundled:
             raise ValueError(f"two providers are named {loaded.id!r}")
         self.bundled[loaded.id] = loaded
@@ -112,7 +127,9 @@ class Catalogue:
         for pid, row in installs.items():
             if row.state == "removed":
                 continue
-            version = self.loaded.get(row.digest)
+            # a bundled provider runs the version this hub ships, whatever an older hub did
+            version = self.bundled.get(pid) if row.source == "bundled" else None
+            version = version or self.loaded.get(row.digest)
             if version is None:
                 continue
             active[pid] = version

@@ -486,13 +486,19 @@ async def _target(hub: HubState, change: provider_store.Change) -> Loaded | None
 
 def standing_of(row: provider_store.Install | None, bundled: Loaded | None) -> rules.Standing:
     """Where a provider stands in a workspace: its install row, else bundled and enabled."""
+
+    def source(digest: str) -> rules.Source:
+        return "bundled" if bundled is not None and digest == bundled.digest else "package"
+
     if row is not None:
         previous = (
-            rules.Version(row.previous_version, row.previous_digest, _source(row.previous_digest))
+            rules.Version(row.previous_version, row.previous_digest, source(row.previous_digest))
             if row.previous_version is not None and row.previous_digest is not None
             else None
         )
-        current = rules.Version(row.version, row.digest, _source(row.digest))
+        current = rules.Version(
+            row.version, row.digest, "bundled" if row.source == "bundled" else "package"
+        )
         state: rules.State = (
             "enabled"
             if row.state == "enabled"
@@ -504,10 +510,6 @@ def standing_of(row: provider_store.Install | None, bundled: Loaded | None) -> r
     if bundled is not None:
         return rules.Standing("enabled", _version_of(bundled))
     return rules.NOT_INSTALLED
-
-
-def _source(digest: str) -> rules.Source:
-    return "package" if digest.startswith("sha256:") else "bundled"
 
 
 def _version_of(loaded: Loaded) -> rules.Version:
@@ -553,7 +555,8 @@ async def _after_uninstall(hub: HubState, person: Person, change: provider_store
     in_use = await hub.store.read(lambda r: provider_store.digests_in_use(r.connection))
     root = hub.governance.registry.packages_root / change.provider_id
     for digest in filter(None, (change.from_digest,)):
-        if digest in in_use or digest.startswith("builtin:"):
+        shipped = hub.governance.catalogue.loaded.get(digest)
+        if digest in in_use or (shipped is not None and shipped.source == "bundled"):
             continue
         for path in root.glob(f"*-{digest.removeprefix('sha256:')[:12]}"):
             shutil.rmtree(path, ignore_errors=True)

@@ -32,8 +32,12 @@ def configured_providers(settings: Settings) -> list[Provider]:
     for name in settings.providers:
         if name == "scheduling":
             providers.append(_scheduling(settings))
+        elif name == "files":
+            providers.append(_files(settings))
         else:
-            raise ValueError(f"LINEUP_PROVIDERS names {name!r}; the in-tree one is scheduling")
+            raise ValueError(
+                f"LINEUP_PROVIDERS names {name!r}; the in-tree ones are scheduling and files"
+            )
     for entry in settings.provider_modules:
         providers.append(_from_module(entry, settings))
     return providers
@@ -61,6 +65,23 @@ def _scheduling(settings: Settings) -> Provider:
     root = _root(settings)
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     return SchedulingProvider(root, {DEMO_PLANT: _system_key(root / f"{DEMO_PLANT}.key")})
+
+
+def _files(settings: Settings) -> Provider:
+    """The files provider over the directories ``LINEUP_PROVIDER_CONFIG`` names."""
+    from lineup.providers.adapter import AdapterContext, manifest_at
+    from lineup.providers.files import make
+
+    root = Path(__file__).resolve().parents[2] / "providers" / "files"
+    data_dir = settings.home / "providers" / "data" / "files"
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    context = AdapterContext(
+        manifest=manifest_at(root),
+        data_dir=data_dir,
+        config=settings.provider_config.get("files", {}),
+        log=logging.getLogger("lineup.provider.files"),
+    )
+    return make(context)
 
 
 def _system_key(path: Path) -> str:

@@ -84,8 +84,13 @@ class Registry:
             lambda r: provider_store.installs(r.connection, workspace_id)
         )
         for row in installs.values():
-            if row.state != "removed" and row.digest not in self.catalogue.loaded:
-                await self.load(row.digest)
+            if row.state == "removed" or row.source == "bundled":
+                continue
+            if row.digest not in self.catalogue.loaded:
+                try:
+                    await self.load(row.digest)
+                except Exception:  # one broken version must not take the workspace's others
+                    log.exception("could not load %s %s", row.provider_id, row.digest)
         return self.catalogue.view(installs)
 
     async def load(self, digest: str) -> Loaded:
