@@ -153,7 +153,7 @@ class Signer:
         return path
 
 
-def _manifest(provider_id: str, version: str) -> dict[str, object]:
+def _manifest(provider_id: str, version: str, auth: str = "none") -> dict[str, object]:
     capabilities: list[dict[str, object]] = [
         {
             "id": f"{provider_id}.list",
@@ -206,7 +206,7 @@ def _manifest(provider_id: str, version: str) -> dict[str, object]:
         "name": f"Notes {version}",
         "description": "A test system of notes.",
         "platform": ">=0.1, <1",
-        "auth": {"kind": "none"},
+        "auth": {"kind": auth},
         "adapter": {"entry": "adapter:make", "contract": "tests.contract:fixture"},
         "capabilities": capabilities,
     }
@@ -220,11 +220,11 @@ from __future__ import annotations
 import json
 
 from lineup.core.provider import Accepted, Completed, Health, Invocation, JobState, ProviderError
-from lineup.core.provider import Receipt
+from lineup.core.provider import BoundAccount, Receipt
 from lineup.protocol.errors import ErrorCode
 from lineup.providers.adapter import AdapterContext, PackageAdapter, capability
 
-MARKER = None
+NEEDS_TOKEN = __NEEDS_TOKEN__
 
 
 class Notes(PackageAdapter):
@@ -241,6 +241,15 @@ class Notes(PackageAdapter):
     def _instance(self, call):
         if call.instance not in self.instances():
             raise ProviderError(ErrorCode.NOT_FOUND, f"no instance {call.instance!r}")
+        if NEEDS_TOKEN and call.credentials.get("token") not in self._load("tokens.json", []):
+            raise ProviderError(ErrorCode.FORBIDDEN, "sign in first")
+
+    async def exchange(self, request):
+        if request.kind != "password-exchange" or request.password != "right":
+            raise ProviderError(ErrorCode.FORBIDDEN, "wrong username or password")
+        token = f"t-{request.username}"
+        self._save("tokens.json", [*self._load("tokens.json", []), token])
+        return BoundAccount(credentials={"token": token}, account=request.username)
 
     @capability("__PID__.list")
     async def list_notes(self, call: Invocation) -> Completed:
@@ -303,6 +312,7 @@ from ..adapter import make
 
 
 async def fixture(workdir: Path) -> ContractFixture:
+    (workdir / "tokens.json").write_text(json.dumps(["t-kit"]))
     here = Path(__file__).resolve().parent.parent
     manifest = Manifest.model_validate(json.loads((here / "provider.json").read_text()))
     context = AdapterContext(
@@ -311,7 +321,7 @@ async def fixture(workdir: Path) -> ContractFixture:
     return ContractFixture(
         provider=make(context),
         instance="test",
-        credentials={},
+        credentials={"token": "t-kit"} if __NEEDS_TOKEN__ else {},
         samples={
             "__PID__.list": {},
             "__PID__.export": {"name": "contract"},
@@ -321,18 +331,22 @@ async def fixture(workdir: Path) -> ContractFixture:
 '''
 
 
-def package_files(provider_id: str = "notes", version: str = "1.0.0") -> dict[str, bytes]:
+def package_files(
+    provider_id: str = "notes", version: str = "1.0.0", auth: str = "none"
+) -> dict[str, bytes]:
+    """The notes package; with ``auth="password-exchange"`` each person binds an account
+    (password ``right``) and calls without its token are ``forbidden``."""
     extra = _NOTES_COUNT if pkg.version_key(version) >= (2, 0, 0) else ""
+    needs = str(auth != "none")
     adapter = textwrap.dedent(_NOTES_ADAPTER).replace("__EXTRA__", extra)
-    adapter = adapter.replace("__PID__", provider_id)
+    adapter = adapter.replace("__PID__", provider_id).replace("__NEEDS_TOKEN__", needs)
+    contract = textwrap.dedent(_NOTES_CONTRACT).replace("__PID__", provider_id)
     return {
-        pkg.MANIFEST: json.dumps(_manifest(provider_id, version), indent=2).encode(),
+        pkg.MANIFEST: json.dumps(_manifest(provider_id, version, auth), indent=2).encode(),
         "__init__.py": b"",
         "adapter.py": adapter.encode(),
         "tests/__init__.py": b"",
-        "tests/contract.py": (
-            textwrap.dedent(_NOTES_CONTRACT).replace("__PID__", provider_id).encode()
-        ),
+        "tests/contract.py": contract.replace("__NEEDS_TOKEN__", needs).encode(),
     }
 
 

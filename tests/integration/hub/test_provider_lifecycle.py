@@ -417,3 +417,38 @@ def ref_of_id(world: World, provider_id: str, version: str) -> str:
         if found["id"] == provider_id and found["version"] == version:
             return str(found["ref"])
     raise AssertionError(f"{provider_id} {version} is not available")
+
+
+def test_people_stay_bound_to_a_system_across_upgrade_and_rollback(
+    world: World, available: Path, signer: Signer
+) -> None:
+    for version in ("1.0.0", "2.0.0"):
+        files = package_files("notes", version, auth="password-exchange")
+        signed_archive(available, signer, version=version, files=files)
+    apply(world, {"action": "install", "package": ref_of(world, "1.0.0")})
+    unbound = read_notes(world, "b0")
+    assert unbound["code"] == "unauthenticated" and unbound["details"]["nextStep"] == "bind"
+    bound = world.ana.post(
+        "/bindings/notes/main/password", {"username": "ana", "password": "right"}
+    )
+    assert bound.status_code == 204, bound.text
+    assert read_notes(world, "b1")["status"] == "succeeded"
+
+    apply(world, {"action": "upgrade", "package": ref_of(world, "2.0.0")})
+    assert status_of(world) == "bound"
+    assert read_notes(world, "b2", "notes.count")["status"] == "succeeded"
+    apply(world, {"action": "rollback", "providerId": "notes"})
+    assert status_of(world) == "bound"
+    assert read_notes(world, "b3")["status"] == "succeeded"
+    assert provider(world)["bindings"] == {"bound": 1, "expired": 0}
+
+    apply(world, {"action": "disable", "providerId": "notes"})
+    apply(world, {"action": "uninstall", "providerId": "notes"})
+    assert all(a["providerId"] != "notes" for a in world.ana.read("/bindings")["accounts"])
+    kinds = [e["kind"] for e in audit_entries(world)]
+    assert kinds.count("binding.bound") == 1 and kinds.count("binding.removed") == 1
+
+
+def status_of(world: World) -> str:
+    accounts = world.ana.read("/bindings")["accounts"]
+    return str(next(a["status"] for a in accounts if a["providerId"] == "notes"))
