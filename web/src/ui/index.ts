@@ -9,6 +9,7 @@ import "./tabs.css";
 
 export { Icon, type IconName } from "./Icon";
 export { Button, type ButtonProps } from "./Button";
+export { RejectForm } from "./RejectForm";
 export { Spinner, Loading } from "./Spinner";
 export { Card } from "./Card";
 export { Badge, CountBadge } from "./Badge";

@@ -16,7 +16,7 @@ import { clockNow, subscribeClock } from "../../lib/clock";
 import { Link } from "../../lib/router";
 import { fullTime } from "../../lib/time";
 import { useResource } from "../../lib/useResource";
-import { Button, Icon, RelativeTime, StatusPill } from "../../ui";
+import { Button, Icon, RejectForm, RelativeTime, StatusPill } from "../../ui";
 import { StandingForm } from "./StandingForm";
 import {
   applyApprovalEvent,
@@ -274,7 +274,7 @@ function Decide({
     );
   }
   if (mode === "reject") {
-    return <RejectForm busy={busy} onCancel={() => setMode("buttons")} onSubmit={(reason) => submit({ decision: "reject", reason })} />;
+    return <RejectForm hint="Say why, so the agent knows what to change." busy={busy} onCancel={() => setMode("buttons")} onSubmit={(reason) => submit({ decision: "reject", reason })} />;
   }
   if (mode === "handover") return <>{handover}</>;
   return (
@@ -298,52 +298,6 @@ function Decide({
         Hand over…
       </Button>
     </div>
-  );
-}
-
-function RejectForm({ busy, onSubmit, onCancel }: { busy: boolean; onSubmit: (reason: string) => void; onCancel: () => void }) {
-  const [reason, setReason] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const id = useId();
-  const errorId = useId();
-  function send(e: FormEvent) {
-    e.preventDefault();
-    if (!reason.trim()) {
-      setError("Say why, so the agent knows what to change.");
-      return;
-    }
-    onSubmit(reason.trim());
-  }
-  return (
-    <form className="actions-block" onSubmit={send} noValidate aria-label="Reject">
-      <div className="field">
-        <label htmlFor={id}>Why are you rejecting it?</label>
-        <textarea
-          id={id}
-          rows={2}
-          value={reason}
-          autoFocus
-          disabled={busy}
-          onChange={(e) => setReason(e.target.value)}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? errorId : undefined}
-          maxLength={2000}
-        />
-        {error ? (
-          <p id={errorId} className="field-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-      </div>
-      <div className="button-row">
-        <Button type="submit" variant="danger" busy={busy}>
-          Reject
-        </Button>
-        <Button variant="ghost" disabled={busy} onClick={onCancel}>
-          Cancel
-        </Button>
-      </div>
-    </form>
   );
 }
 

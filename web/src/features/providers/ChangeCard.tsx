@@ -7,13 +7,13 @@
 // first decision wins, a 409 reads the change back and says why this answer was not recorded.
 // Whoever is not a workspace owner sees the card read-only.
 
-import { useEffect, useId, useRef, useState, type FormEvent, type RefObject } from "react";
+import { useEffect, useId, useRef, useState, type RefObject } from "react";
 import type { ApiError } from "../../api/client";
 import type { ProviderChange, ProviderChangeDecision, ProviderChangeStatus } from "../../api/types";
 import { AnswerProgress, ConflictNote } from "../../answering/AnswerProgress";
 import { useAnswerOnce } from "../../answering/useAnswerOnce";
 import { fullTime } from "../../lib/time";
-import { Button, Icon, RelativeTime, StatusPill } from "../../ui";
+import { Button, Icon, RejectForm, RelativeTime, StatusPill } from "../../ui";
 import { ContractResults } from "./ContractResults";
 import { ACTION_WORDS, approvalHolds, changeLook, changeTitle } from "./look";
 import "../../answering/card.css";
@@ -208,7 +208,7 @@ function Decide({
     previous.current = mode;
   }, [mode]);
   if (mode === "reject") {
-    return <RejectForm busy={busy} onCancel={() => setMode("buttons")} onSubmit={(reason) => submit({ approve: false, reason })} />;
+    return <RejectForm hint="Say why, so whoever asked knows what to change." busy={busy} onCancel={() => setMode("buttons")} onSubmit={(reason) => submit({ approve: false, reason })} />;
   }
   return (
     <>
@@ -240,52 +240,6 @@ function Decide({
         </Button>
       </div>
     </>
-  );
-}
-
-function RejectForm({ busy, onSubmit, onCancel }: { busy: boolean; onSubmit: (reason: string) => void; onCancel: () => void }) {
-  const [reason, setReason] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const id = useId();
-  const errorId = useId();
-  function send(e: FormEvent) {
-    e.preventDefault();
-    if (!reason.trim()) {
-      setError("Say why, so whoever asked knows what to change.");
-      return;
-    }
-    onSubmit(reason.trim());
-  }
-  return (
-    <form className="actions-block" onSubmit={send} noValidate aria-label="Reject">
-      <div className="field">
-        <label htmlFor={id}>Why are you rejecting it?</label>
-        <textarea
-          id={id}
-          rows={2}
-          value={reason}
-          autoFocus
-          disabled={busy}
-          onChange={(e) => setReason(e.target.value)}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? errorId : undefined}
-          maxLength={2000}
-        />
-        {error ? (
-          <p id={errorId} className="field-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-      </div>
-      <div className="button-row">
-        <Button type="submit" variant="danger" busy={busy}>
-          Reject
-        </Button>
-        <Button variant="ghost" disabled={busy} onClick={onCancel}>
-          Cancel
-        </Button>
-      </div>
-    </form>
   );
 }
 
