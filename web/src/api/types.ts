@@ -151,136 +151,29 @@ export interface NewRule {
 }
 
 // --- providers: installed packages, what can be installed, and their changes through approval
-// (src/lineup/hub/api/providers.py). Written by hand until the hub's models are in
-// docs/spec/openapi.json; each then becomes its `Schemas["…"]` like the views above.
+// (src/lineup/hub/api/providers.py).
 
-export type ProviderState = "enabled" | "disabled";
-export type ProviderSource = "bundled" | "package";
-export type ProviderAuthKind = "oauth" | "password-exchange" | "apikey" | "none";
-
-/** One health probe's result (`HealthView`). */
-export interface ProviderHealth {
-  ok: boolean;
-  detail: string;
-  checkedAt: Iso;
-}
-
+export type Provider = Schemas["ProviderView"];
+export type ProviderDetail = Schemas["ProviderDetail"];
+export type ProviderState = Provider["state"];
+export type ProviderSource = Provider["source"];
+export type ProviderAuthKind = Provider["auth"]["kind"];
+/** One health probe's result. */
+export type ProviderHealth = Schemas["HealthView"];
 /** One check of the contract kit: `capability` is null for the provider-wide ones (health). */
-export interface ContractCheck {
-  capability: string | null;
-  rule: string;
-  name: string;
-  passed: boolean;
-  detail: string;
-}
-
-/** The contract kit's report on one version (`ContractView`). */
-export interface ContractReport {
-  passed: boolean;
-  checks: ContractCheck[];
-}
-
-export type ProviderChangeAction = "install" | "upgrade" | "enable" | "disable" | "rollback" | "uninstall";
-export type ProviderChangeStatus = "pending" | "applied" | "rejected" | "failed";
-
-export interface PersonRef {
-  userId: string;
-  name: string;
-}
-
+export type ContractCheck = Schemas["ContractCheck"];
+/** The contract kit's report on one version. */
+export type ContractReport = Schemas["ContractView"];
+/** A lifecycle step waiting for, or past, a workspace owner's decision. */
+export type ProviderChange = Schemas["ChangeView"];
+export type ProviderChangeAction = ProviderChange["action"];
+export type ProviderChangeStatus = ProviderChange["status"];
+export type PersonRef = Schemas["PersonRef"];
 /** How a change moves the capabilities agents can call: ids added, removed, changed. */
-export interface CapabilitySurface {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
-
-/** A lifecycle step waiting for, or past, a workspace owner's decision (`ChangeView`). */
-export interface ProviderChange {
-  id: string;
-  providerId: string;
-  action: ProviderChangeAction;
-  status: ProviderChangeStatus;
-  fromVersion: string | null;
-  toVersion: string | null;
-  surface: CapabilitySurface;
-  contract: ContractReport | null;
-  requestedBy: PersonRef;
-  requestedAt: Iso;
-  decidedBy: PersonRef | null;
-  decidedAt: Iso | null;
-  reason: string | null;
-  /** Why it cannot be approved now ("2 executions in flight"); the hub refuses while any. */
-  blockers: string[];
-}
-
-/** An installed provider (`ProviderView`). */
-export interface Provider {
-  id: string;
-  name: string;
-  vendor: string;
-  description: string;
-  version: string;
-  digest: string;
-  state: ProviderState;
-  source: ProviderSource;
-  /** The signing key's id; null for a bundled provider. */
-  signer: string | null;
-  /** Signed by a development key the operator allowed. */
-  development: boolean;
-  auth: { kind: ProviderAuthKind };
-  capabilities: CapabilitySpec[];
-  /** What a rollback returns to. */
-  previous: { version: string; digest: string } | null;
-  /** Newest first. */
-  health: ProviderHealth[];
-  contract: ContractReport | null;
-  pendingChange: ProviderChange | null;
-  installedAt: Iso;
-}
-
-export interface ProviderLogLine {
-  at: Iso;
-  level: string;
-  message: string;
-}
-
-export interface ProviderDetail extends Provider {
-  logs: ProviderLogLine[];
-  bindings: { bound: number; expired: number };
-  /** Newest first. */
-  changes: ProviderChange[];
-}
-
+export type CapabilitySurface = Schemas["SurfaceView"];
+export type ProviderLogLine = Schemas["LogLine"];
 /** A package found in the discovery directory or uploaded: its manifest, read and checked,
  * nothing in it run. */
-export interface AvailablePackage {
-  /** What `ProviderChangeRequest.package` names it by. */
-  ref: string;
-  id: string;
-  version: string;
-  vendor: string;
-  name: string;
-  description: string;
-  capabilities: string[];
-  auth: { kind: ProviderAuthKind };
-  signer: string | null;
-  development: boolean;
-  /** Why it cannot be installed (unsigned, wrong signer, digest, claims…). */
-  refused: { rule: string; message: string } | null;
-  installedVersion: string | null;
-}
-
-export interface ProviderChangeRequest {
-  action: ProviderChangeAction;
-  /** Every action but install. */
-  providerId?: string;
-  /** Install and upgrade: an `AvailablePackage.ref`. */
-  package?: string;
-  reason?: string;
-}
-
-export interface ProviderChangeDecision {
-  approve: boolean;
-  reason?: string;
-}
+export type AvailablePackage = Schemas["AvailablePackage"];
+export type ProviderChangeRequest = Schemas["ChangeRequest"];
+export type ProviderChangeDecision = Schemas["Decision"];

@@ -63,6 +63,7 @@ export function makeChange(overrides: Partial<ProviderChange> = {}): ProviderCha
     action: "upgrade",
     status: "pending",
     fromVersion: "1.0.0",
+    decisionReason: null,
     toVersion: "1.1.0",
     surface: { added: ["files.file.delete"], removed: ["files.file.rename"], changed: ["files.file.write"] },
     contract: passedContract,
@@ -121,6 +122,7 @@ export function makeProvider(overrides: Partial<ProviderDetail> = {}): ProviderD
 export function makePackage(overrides: Partial<AvailablePackage> = {}): AvailablePackage {
   return {
     ref: "dir:files-1.1.0",
+    file: "files-1.1.0.lineup-provider",
     id: "files",
     version: "1.1.0",
     vendor: "LineUp",

@@ -98,7 +98,7 @@ function PackageRow({
 }) {
   const titleId = useId();
   const installed = pkg.installedVersion;
-  const newer = installed !== null && compareVersions(pkg.version, installed) > 0;
+  const newer = installed !== null && compareVersions(pkg.version ?? "", installed) > 0;
   return (
     <li className={`pkg-row${pkg.refused ? " pkg-refused" : ""}`} data-package-ref={pkg.ref} aria-labelledby={titleId}>
       <div className="pkg-top">
@@ -117,7 +117,7 @@ function PackageRow({
         <span>
           {pkg.capabilities.length} capabilit{pkg.capabilities.length === 1 ? "y" : "ies"}
         </span>
-        <span>accounts: {AUTH_WORDS[pkg.auth.kind] ?? pkg.auth.kind}</span>
+        {pkg.auth ? <span>accounts: {AUTH_WORDS[pkg.auth.kind] ?? pkg.auth.kind}</span> : null}
         <span>{pkg.signer ? <>signed by <code>{pkg.signer}</code></> : "not signed"}</span>
       </p>
       {pkg.refused ? (

@@ -184,7 +184,7 @@ function Overview({ p }: { p: Detail }) {
       <div className="kv-row">
         <dt>Installed</dt>
         <dd>
-          <time dateTime={p.installedAt}>{fullTime(p.installedAt)}</time>
+          {p.installedAt ? <time dateTime={p.installedAt}>{fullTime(p.installedAt)}</time> : "Shipped with the hub"}
         </dd>
       </div>
     </dl>

@@ -101,8 +101,8 @@ export function compareVersions(a: string, b: string): number {
  * the form shows why they cannot be chosen). */
 export function upgradesFor(provider: Pick<Provider, "id" | "version">, packages: AvailablePackage[]): AvailablePackage[] {
   return packages
-    .filter((p) => p.id === provider.id && compareVersions(p.version, provider.version) > 0)
-    .sort((a, b) => compareVersions(b.version, a.version));
+    .filter((p) => p.id === provider.id && compareVersions(p.version ?? "", provider.version) > 0)
+    .sort((a, b) => compareVersions(b.version ?? "", a.version ?? ""));
 }
 
 export interface CheckGroup {
@@ -116,9 +116,10 @@ export interface CheckGroup {
 export function groupChecks(report: ContractReport): CheckGroup[] {
   const groups = new Map<string | null, ContractCheck[]>();
   for (const check of report.checks) {
-    const list = groups.get(check.capability) ?? [];
+    const capability = check.capability ?? null;
+    const list = groups.get(capability) ?? [];
     list.push(check);
-    groups.set(check.capability, list);
+    groups.set(capability, list);
   }
   const out: CheckGroup[] = [...groups].map(([capability, checks]) => ({
     capability,
