@@ -452,3 +452,18 @@ def test_people_stay_bound_to_a_system_across_upgrade_and_rollback(
 def status_of(world: World) -> str:
     accounts = world.ana.read("/bindings")["accounts"]
     return str(next(a["status"] for a in accounts if a["providerId"] == "notes"))
+
+
+def test_another_workspace_neither_sees_nor_decides_a_workspaces_providers(
+    world: World, available: Path, signer: Signer
+) -> None:
+    install(world, available, signer)
+    pending = change(world, {"action": "disable", "providerId": "notes"})
+    world.client.cookies.clear()
+    eve = world.hub.sign_up(name="Eve")  # her own workspace
+    assert "notes" not in {p["id"] for p in eve.read("/providers")["providers"]}
+    assert eve.get("/providers/notes").status_code == 404
+    assert eve.read("/providers/changes")["changes"] == []
+    stolen = eve.post(f"/providers/changes/{pending['id']}/decision", {"approve": True})
+    assert stolen.status_code == 404
+    assert world.ana.read("/providers/changes?status=pending")["changes"][0]["id"] == pending["id"]
