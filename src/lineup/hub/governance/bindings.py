@@ -341,7 +341,8 @@ async def _exchange(provider: Provider, request: Exchange) -> BoundAccount:
             details={"provider": provider.id},
         )
     try:
-        return await asyncio.wait_for(provider.exchange(request), EXCHANGE_TIMEOUT_S)
+        async with asyncio.timeout(EXCHANGE_TIMEOUT_S):
+            return await provider.exchange(request)
     except TimeoutError:
         raise Unavailable(
             f"{name_of(provider)} did not answer in time; nothing was bound. Try again later.",

@@ -55,6 +55,10 @@ def _error(code: ErrorCode, message: str) -> dict[str, Any]:
 
 
 class Executor:
+    """Runs executions after their commit. Every provider call is bounded with
+    ``asyncio.timeout``: on Python 3.11 ``asyncio.wait_for`` can swallow a cancellation that
+    arrives as the call ends, and a hub that stops must be able to stop its executions."""
+
     def __init__(self, hub: HubState, registry: Registry) -> None:
         self.hub = hub
         self.registry = registry
@@ -181,7 +185,8 @@ class Executor:
         while True:
             attempt += 1
             try:
-                outcome = await asyncio.wait_for(entry.provider.invoke(call), entry.spec.timeout_s)
+                async with asyncio.timeout(entry.spec.timeout_s):
+                    outcome = await entry.provider.invoke(call)
             except TimeoutError:
                 receipt = await self._receipt(entry, call)
                 decision = rules.after_timeout(
@@ -241,9 +246,8 @@ class Executor:
 
     async def _receipt(self, entry: CatalogueEntry, call: Invocation) -> Receipt | None:
         try:
-            return await asyncio.wait_for(
-                entry.provider.receipt(call.instance, call.idempotency_key), entry.spec.timeout_s
-            )
+            async with asyncio.timeout(entry.spec.timeout_s):
+                return await entry.provider.receipt(call.instance, call.idempotency_key)
         except Exception:  # a receipt that cannot be had is no receipt
             log.warning("no receipt from %s for %s", entry.provider.id, call.execution_id)
             return None
@@ -280,9 +284,8 @@ class Executor:
         interval = self.hub.settings.job_poll_interval
         while True:
             try:
-                state = await asyncio.wait_for(
-                    entry.provider.job(call.instance, job_id), entry.spec.timeout_s
-                )
+                async with asyncio.timeout(entry.spec.timeout_s):
+                    state = await entry.provider.job(call.instance, job_id)
             except Exception as exc:
                 log.warning("job %s of %s: %r", job_id, exe.id, exc)
                 await asyncio.sleep(interval)

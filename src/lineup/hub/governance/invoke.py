@@ -170,7 +170,8 @@ async def draft_of(
         )
     call = Invocation(capability=entry.spec.id, instance=instance, params=params, credentials=held)
     try:
-        return await asyncio.wait_for(provider.preview(call), entry.spec.timeout_s)
+        async with asyncio.timeout(entry.spec.timeout_s):
+            return await provider.preview(call)
     except TimeoutError:
         raise Unavailable(
             f"{provider.id} did not answer the preview in time; nothing was changed. "

@@ -211,7 +211,8 @@ async def run_contract(hub: HubState, candidate: Candidate) -> dict[str, Any]:
             cwd=work,
         )
         try:
-            out, err = await asyncio.wait_for(process.communicate(), hub.settings.contract_timeout)
+            async with asyncio.timeout(hub.settings.contract_timeout):
+                out, err = await process.communicate()
         except TimeoutError:
             process.kill()
             await process.wait()
@@ -566,10 +567,14 @@ async def _after_uninstall(hub: HubState, person: Person, change: provider_store
 
 
 async def probe(hub: HubState, loaded: Loaded) -> provider_store.Probe:
-    """Ask the provider how it is (bounded), and keep the answer."""
+    """Ask the provider how it is (bounded), and keep the answer. Bounded with
+    ``asyncio.timeout``, not ``wait_for``: on Python 3.11 ``wait_for`` can swallow a
+    cancellation that arrives as the call ends, and the monitor's pass must stop when the hub
+    does."""
     now = hub.clock()
     try:
-        health = await asyncio.wait_for(loaded.provider.health(), 10.0)
+        async with asyncio.timeout(10.0):
+            health = await loaded.provider.health()
         ok, detail = bool(health.ok), str(health.detail or "")
     except TimeoutError:
         ok, detail = False, "no answer within 10 s"
