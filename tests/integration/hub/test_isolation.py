@@ -27,6 +27,8 @@ BODIES = {
     "/approvals/{approval_id}/handover": {"userId": "{user_id}"},
     "/bindings/{provider_id}/{instance}/oauth": {},
     "/bindings/{provider_id}/{instance}/password": {"username": "ana", "password": "stolen"},
+    "/providers/changes": {"action": "disable", "providerId": "scheduling"},
+    "/providers/changes/{change_id}/decision": {"approve": True},
 }
 
 
@@ -126,7 +128,9 @@ def _governed(hub: HubClient, ana: Any, agent: Any, agent_id: str) -> dict[str, 
     again = invoke("g3", "scheduling.schedule.preview", {}, "succeeded")["output"]
     publish = {"draftId": again["draftId"], "basedOnVersion": again["basedOnVersion"]}
     pending = invoke("g4", "scheduling.schedule.publish", publish, "waiting_for_approval")
+    change = ana.send("/providers/changes", {"action": "disable", "providerId": "scheduling"}, 201)
     return {
+        "change_id": change["id"],
         "project_id": project,
         "user_id": ana.user_id,
         "rule_id": rule,
@@ -182,8 +186,12 @@ def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
             continue
         if path == "/devices/{device_id}/tools":
             continue  # a device id is the app's own choice: bo registers his own device
-        if path == "/capabilities/{capability}/state" or path.startswith("/bindings/"):
-            continue  # capabilities and systems are the hub's, named alike in every workspace
+        if (
+            path == "/capabilities/{capability}/state"
+            or path.startswith("/bindings/")
+            or path.startswith("/providers/{provider_id}")
+        ):
+            continue  # capabilities, providers and systems are named alike in every workspace
         bo._use()
         body = BODIES.get(path) or {}
         response = hub.client.request(
