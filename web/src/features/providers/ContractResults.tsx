@@ -24,10 +24,7 @@ export function ContractResults({ report, foldPassed = false }: { report: Contra
       ))}
       {folded.length > 0 ? (
         <details className="contract-folded">
-          <summary>
-            {folded.reduce((n, g) => n + g.checks.length, 0)} passed checks of {folded.length} capabilit
-            {folded.length === 1 ? "y" : "ies"}
-          </summary>
+          <summary>{foldedSummary(folded)}</summary>
           {folded.map((g) => (
             <CheckGroupView key={g.capability ?? ""} capability={g.capability} checks={g.checks} />
           ))}
@@ -59,4 +56,13 @@ function CheckGroupView({ capability, checks }: { capability: string | null; che
       </ul>
     </section>
   );
+}
+
+/** "30 passed checks of 3 capabilities and the provider as a whole". */
+function foldedSummary(groups: { capability: string | null; checks: unknown[] }[]): string {
+  const checks = groups.reduce((n, g) => n + g.checks.length, 0);
+  const named = groups.filter((g) => g.capability !== null).length;
+  const parts = named > 0 ? [`${named} capabilit${named === 1 ? "y" : "ies"}`] : [];
+  if (groups.some((g) => g.capability === null)) parts.push("the provider as a whole");
+  return `${checks} passed check${checks === 1 ? "" : "s"} of ${parts.join(" and ")}`;
 }
