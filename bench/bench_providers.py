@@ -22,7 +22,7 @@ from pathlib import Path
 
 import lineup
 from lineup.core import package as pkg
-from lineup.hub.governance.loader import read_package_dir
+from lineup.providers.packaging.loader import read_package_dir
 
 SHIPPED = Path(lineup.__file__).resolve().parent / "providers"
 

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from lineup import __version__
 
+HUB_MODULES = (
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "sqlalchemy",
+    "alembic",
+    "asyncpg",
+    "argon2",
+    "cryptography",
+    "redis",
+)
+"""What the hub's commands import first (``lineup[hub]``): looked for, not imported, so the
+command line starts fast whichever command it runs."""
 HUB_COMMANDS = ("serve", "user", "secrets", "audit", "credentials", "direct", "provider")
 """Commands that run the hub (direct mode embeds it): they need ``pip install 'lineup[hub]'``."""
 
@@ -78,13 +92,12 @@ def missing_hub_dependency() -> str | None:
 
     The agent SDK installs without the hub's dependencies; an agent's machine that runs
     ``lineup serve`` anyway should be told what to install, not shown a traceback."""
-    try:
-        import lineup.direct.cli
-        import lineup.hub.cli  # noqa: F401
-    except ModuleNotFoundError as missing:
-        if missing.name is None or missing.name.split(".")[0] == "lineup":
-            raise
-        return missing.name
+    for name in HUB_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ModuleNotFoundError:
+            return name
     return None
 
 
@@ -171,7 +184,7 @@ def _cmd_provider_test(args: argparse.Namespace) -> int:
     import json
 
     from lineup.core.package import PackageError, parse_trusted_keys
-    from lineup.hub.governance import kit_runner
+    from lineup.providers.packaging import kit_runner
 
     trusted = None
     if args.trust is not None:
@@ -189,7 +202,7 @@ def _cmd_provider_test(args: argparse.Namespace) -> int:
 
 
 def _cmd_provider_keygen(args: argparse.Namespace) -> int:
-    from lineup.hub.governance.authoring import keygen
+    from lineup.providers.packaging.authoring import keygen
 
     try:
         line = keygen(args.out)
@@ -204,7 +217,7 @@ def _cmd_provider_keygen(args: argparse.Namespace) -> int:
 
 def _cmd_provider_pack(args: argparse.Namespace) -> int:
     from lineup.core.package import PackageError
-    from lineup.hub.governance.authoring import pack
+    from lineup.providers.packaging.authoring import pack
 
     try:
         packed = pack(args.dir, args.key, args.out)
@@ -218,7 +231,7 @@ def _cmd_provider_pack(args: argparse.Namespace) -> int:
 
 
 def _cmd_provider_new(args: argparse.Namespace) -> int:
-    from lineup.hub.governance.authoring import new_package
+    from lineup.providers.packaging.authoring import new_package
 
     directory = args.dir or Path(args.id)
     try:
@@ -243,10 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["demo-agent"]:  # its own parser takes every option
         from lineup.sdk.demo import run
 
-        try:
-            from lineup.direct import run as run_either_mode
-        except ImportError:  # without the hub's packages: connected to a hub only
+        if missing_hub_dependency() is not None:  # without the hub's packages: a hub only
             return run(arguments[1:])
+        from lineup.direct import run as run_either_mode
+
         return run(arguments[1:], run_agent=run_either_mode)
     if arguments[:1] and arguments[0] in HUB_COMMANDS:
         missing = missing_hub_dependency()

@@ -21,7 +21,7 @@ from typing import Any
 
 import lineup
 from lineup.core import package as pkg
-from lineup.hub.governance.authoring import trusted_key_line
+from lineup.providers.packaging.authoring import trusted_key_line
 
 MARKER_ENV = "LINEUP_TEST_IMPORT_MARKER"
 
@@ -377,7 +377,7 @@ def trusted_keys_file(directory: Path) -> Path:
 
 def in_tree_files(provider_id: str, version: str) -> dict[str, bytes]:
     """A package shipped in the tree (``files``, ``scheduling``) as files, at ``version``."""
-    from lineup.hub.governance.loader import read_package_dir
+    from lineup.providers.packaging.loader import read_package_dir
 
     files = read_package_dir(IN_TREE / provider_id)
     manifest = json.loads(files[pkg.MANIFEST])

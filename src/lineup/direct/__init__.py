@@ -8,13 +8,39 @@ hub's own application, embedded (:class:`EmbeddedHub`), configured for one agent
 person with a pre-shared token. This package uses only the SDK's public API.
 """
 
-from lineup.direct._host import DirectHost, loopback_host, people_urls, run
-from lineup.direct._server import (
-    DirectServerFailed,
-    EmbeddedHub,
-    RedactTokens,
-    install_token_redaction,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lineup.direct._host import DirectHost, loopback_host, people_urls, run
+    from lineup.direct._server import (
+        DirectServerFailed,
+        EmbeddedHub,
+        RedactTokens,
+        install_token_redaction,
+    )
+
+_FROM = {
+    "DirectHost": "_host",
+    "loopback_host": "_host",
+    "people_urls": "_host",
+    "run": "_host",
+    "DirectServerFailed": "_server",
+    "EmbeddedHub": "_server",
+    "RedactTokens": "_server",
+    "install_token_redaction": "_server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Loaded on first use: the embedded hub is heavy, and ``lineup``'s command line (which
+    reads ``lineup.direct.cli`` to build its parser) should not pay for it on every command."""
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lineup.direct' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"lineup.direct.{module}"), name)
+
 
 __all__ = [
     "DirectHost",

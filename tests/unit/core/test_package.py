@@ -31,7 +31,7 @@ from lineup.core.package import (
     verify,
     write_archive,
 )
-from lineup.hub.governance.authoring import trusted_key_line
+from lineup.providers.packaging.authoring import trusted_key_line
 from tests.support.packages import MARKER_ENV, marked_package, write_package
 
 

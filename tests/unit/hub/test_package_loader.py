@@ -13,7 +13,8 @@ import pytest
 
 from lineup.core.package import PackageError, read_manifest, tree_digest
 from lineup.core.provider import Completed, Invocation
-from lineup.hub.governance.loader import (
+from lineup.providers.adapter import AdapterContext
+from lineup.providers.packaging.loader import (
     forget,
     load_fixture,
     load_provider,
@@ -21,7 +22,6 @@ from lineup.hub.governance.loader import (
     package_dir,
     read_package_dir,
 )
-from lineup.providers.adapter import AdapterContext
 from tests.support.packages import MARKER_ENV, marked_package, write_package
 
 

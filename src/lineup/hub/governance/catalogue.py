@@ -78,7 +78,7 @@ def bundled(provider: Provider) -> Loaded:
     root = Path(module.__file__).parent if module is not None and module.__file__ else None
     digest = f"builtin:{provider.id}"
     if root is not None and (root / MANIFEST).is_file():
-        from lineup.hub.governance.loader import read_package_dir
+        from lineup.providers.packaging.loader import read_package_dir
 
         digest = tree_digest(read_package_dir(root))
     return Loaded(

@@ -97,7 +97,7 @@ def discovery_dir(hub: HubState) -> Path:
 
 
 def _read(path: Path) -> dict[str, bytes]:
-    from lineup.hub.governance import loader
+    from lineup.providers.packaging import loader
 
     if path.is_dir():
         return loader.read_package_dir(path)
@@ -193,7 +193,7 @@ async def _candidate(hub: HubState, ref: str) -> Candidate:
 async def run_contract(hub: HubState, candidate: Candidate) -> dict[str, Any]:
     """The contract kit's report on ``candidate``, run by ``lineup provider test --json`` in
     a child process; a kit that does not finish in time is a failed rule, not a hung hub."""
-    from lineup.hub.governance import loader
+    from lineup.providers.packaging import loader
 
     work = Path(tempfile.mkdtemp(prefix="lineup-contract-"))
     try:

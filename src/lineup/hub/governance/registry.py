@@ -128,7 +128,7 @@ class Registry:
         digest: str,
         row: provider_store.Package,
     ) -> Loaded:
-        from lineup.hub.governance import loader
+        from lineup.providers.packaging import loader
 
         path = loader.materialize(files, self.packages_root, digest)
         provider = loader.load_provider(path, manifest, self.context_for(manifest))

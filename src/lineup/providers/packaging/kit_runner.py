@@ -37,8 +37,8 @@ from lineup.core.package import (
     tree_digest,
     verify,
 )
-from lineup.hub.governance import loader
 from lineup.providers.adapter import AdapterContext
+from lineup.providers.packaging import loader
 
 Stage = Literal["read", "signature", "static", "load", "fixture", "run"]
 

@@ -29,8 +29,8 @@ from lineup.core.package import (
     tree_digest,
     write_archive,
 )
-from lineup.hub.governance import template
-from lineup.hub.governance.loader import read_package_dir
+from lineup.providers.packaging import template
+from lineup.providers.packaging.loader import read_package_dir
 
 
 def trusted_key_line(public_key: bytes) -> str:
