@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -28,24 +28,26 @@ from lineup.hub.config import Settings
 from lineup.hub.errors import error_response
 from lineup.protocol.errors import InvalidArgument, PayloadTooLarge
 
-LARGER_BODIES: Mapping[str, Callable[[Settings], int]] = {
-    UPLOAD_PATH: lambda settings: settings.artifact_max_bytes,
-}
-"""Routes (exact path) that take bodies over the hub's limit (``LINEUP_MAX_BODY_BYTES``),
-each with its own limit, from the settings. Add an upload route here."""
-
-PACKAGE_UPLOAD = re.compile(r"^/api/workspaces/[^/]+/providers/packages$")
-"""A provider package's upload: up to the package format's own limit."""
+LARGER_BODIES: tuple[tuple[re.Pattern[str], Callable[[Settings], int]], ...] = (
+    (re.compile(re.escape(UPLOAD_PATH)), lambda settings: settings.artifact_max_bytes),
+    (
+        re.compile(r"/api/workspaces/[^/]+/providers/packages"),
+        lambda settings: max(settings.max_body_bytes, MAX_PACKAGE_BYTES),
+    ),
+)
+"""Routes (whole-path patterns) that take bodies over the hub's limit
+(``LINEUP_MAX_BODY_BYTES``), each with its own limit, from the settings. Add an upload route
+here."""
 
 _NUL_ESCAPE = b"\\u0000"
 
 
 def body_limit(path: str, settings: Settings) -> int:
     path = path.rstrip("/") or "/"
-    larger = LARGER_BODIES.get(path)
-    if larger is None and PACKAGE_UPLOAD.match(path):
-        return max(settings.max_body_bytes, MAX_PACKAGE_BYTES)
-    return settings.max_body_bytes if larger is None else larger(settings)
+    for pattern, limit in LARGER_BODIES:
+        if pattern.fullmatch(path):
+            return limit(settings)
+    return settings.max_body_bytes
 
 
 def contains_nul(value: Any) -> bool:

@@ -10,9 +10,9 @@ log: a secret is never an event.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import (
     Insert,
@@ -31,6 +31,8 @@ from sqlalchemy.engine import Connection
 
 from lineup.protocol import facts as f
 from lineup.store import statements
+from lineup.store.handlers import Handler
+from lineup.store.handlers import on as _on
 from lineup.store.records import _FromRow
 from lineup.store.schema import (
     approvals,
@@ -49,8 +51,6 @@ from lineup.store.sealed import Keyring
 if TYPE_CHECKING:
     from lineup.store.eventlog import StoredEvent
 
-F = TypeVar("F", bound=f.Fact)
-Handler = Callable[[Connection, "StoredEvent", f.Fact], None]
 
 PENDING = "pending"
 
@@ -585,12 +585,6 @@ def _execution_finished(
         values["receipt"] = fact.receipt
     _execution(conn, event, fact.execution_id, **values)
     _invocation(conn, event, fact.invocation_id, status=fact.status)
-
-
-def _on(
-    model: type[F], handler: Callable[[Connection, StoredEvent, F], None]
-) -> tuple[str, Handler]:
-    return model.fact_type, cast(Handler, handler)
 
 
 HANDLERS: Mapping[str, Handler] = dict(

@@ -10,9 +10,9 @@ key fails the append as ``invalid_argument``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from sqlalchemy import Insert, Table, Update, bindparam, delete, false, func, insert, select, update
@@ -24,6 +24,8 @@ from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import TaskStatusName
 from lineup.store import governance, statements
 from lineup.store import providers as provider_store
+from lineup.store.handlers import Handler
+from lineup.store.handlers import on as _on
 from lineup.store.schema import (
     PROJECTION_TABLES,
     agents,
@@ -45,9 +47,6 @@ from lineup.store.schema import (
 if TYPE_CHECKING:
     from lineup.store.eventlog import StoredEvent
 
-Handler = Callable[[Connection, "StoredEvent", f.Fact], None]
-"""A projection of one fact type: the event's envelope and its payload as the fact's model."""
-F = TypeVar("F", bound=f.Fact)
 
 RUNNING = TaskStatusName.RUNNING.value
 WAITING_FOR_HUMAN = TaskStatusName.WAITING_FOR_HUMAN.value
@@ -688,13 +687,6 @@ def _approval_decided(conn: Connection, event: StoredEvent, fact: f.ApprovalDeci
     governance.HANDLERS[fact.fact_type](conn, event, fact)
     if event.task_id:
         _resume_if_nothing_waits(conn, event, event.task_id)
-
-
-def _on(
-    model: type[F], handler: Callable[[Connection, StoredEvent, F], None]
-) -> tuple[str, Handler]:
-    """One entry of :data:`HANDLERS`: the type checker holds ``handler`` to ``model``."""
-    return model.fact_type, cast(Handler, handler)
 
 
 HANDLERS: Mapping[str, Handler] = dict(

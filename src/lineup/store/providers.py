@@ -3,14 +3,16 @@ projections of the log), the verified packages by digest, and their health probe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from lineup.protocol import facts as f
+from lineup.store.handlers import Handler
+from lineup.store.handlers import on as _on
 from lineup.store.records import _FromRow
 from lineup.store.schema import (
     provider_changes,
@@ -150,16 +152,6 @@ def _change_decided(
             decision_reason=fact.reason,
         )
     )
-
-
-Handler = Callable[[Connection, "StoredEvent", f.Fact], None]
-F = TypeVar("F", bound=f.Fact)
-
-
-def _on(
-    model: type[F], handler: Callable[[Connection, StoredEvent, F], None]
-) -> tuple[str, Handler]:
-    return model.fact_type, cast(Handler, handler)
 
 
 HANDLERS: Mapping[str, Handler] = dict(

@@ -19,7 +19,7 @@ from lineup.hub.api.files import _read_limited
 from lineup.hub.api.openapi import answers
 from lineup.hub.api.responses import Timestamp, View
 from lineup.hub.governance import lifecycle
-from lineup.hub.governance.catalogue import Loaded
+from lineup.hub.governance.catalogue import CatalogueView, Loaded
 from lineup.protocol.capabilities import CapabilitySpec
 from lineup.protocol.errors import NotFound
 from lineup.protocol.times import iso
@@ -230,9 +230,9 @@ def _auth_of(loaded: Loaded) -> str:
 class _Snapshot:
     """One read of everything the console shows for a workspace."""
 
-    def __init__(self, r: Reader, workspace_id: str, loaded: list[Loaded]) -> None:
+    def __init__(self, r: Reader, view: CatalogueView, workspace_id: str, loaded: list[Loaded]):
         conn = r.connection
-        self.installs = provider_store.installs(conn, workspace_id)
+        self.installs = view.installs
         self.changes = provider_store.changes(conn, workspace_id, limit=200)
         digests = {x.digest for x in loaded} | {c.to_digest for c in self.changes if c.to_digest}
         self.packages = {d: provider_store.package(conn, d) for d in digests}
@@ -292,7 +292,7 @@ async def _provider_view(
 async def list_providers(hub: Hub, person: Member) -> ProviderList:
     view = await hub.governance.view(person.workspace_id)
     loaded = [view.active[k] for k in sorted(view.active)]
-    snap = await hub.store.read(lambda r: _Snapshot(r, person.workspace_id, loaded))
+    snap = await hub.store.read(lambda r: _Snapshot(r, view, person.workspace_id, loaded))
     return ProviderList.model_validate(
         {"providers": [await _provider_view(hub, x, x.id in view.disabled, snap) for x in loaded]}
     )
@@ -349,7 +349,7 @@ def _available_view(found: lifecycle.Available, active: Any) -> dict[str, Any]:
 async def upload_package(request: Request, hub: Hub, person: Member) -> AvailablePackage:
     """Send a ``.lineup-provider`` archive: it is checked (never run) and, if it passes, kept
     for an install or upgrade to name by its ``ref``."""
-    lifecycle._owner(person)
+    lifecycle.require_owner(person)
     data, _ = await _read_limited(request, pkg.MAX_PACKAGE_BYTES)
     found = await lifecycle.upload(hub, person, data)
     view = await hub.governance.view(person.workspace_id)
@@ -414,19 +414,19 @@ async def decide_change(
     return await _one_change(hub, person.workspace_id, change)
 
 
-async def _loaded(hub: Any, ws: str, provider_id: str) -> tuple[Loaded, bool]:
+async def _loaded(hub: Any, ws: str, provider_id: str) -> tuple[Loaded, CatalogueView]:
     view = await hub.governance.view(ws)
     loaded = view.active.get(provider_id)
     if loaded is None:
         raise NotFound(f"No provider {provider_id!r} in this workspace.")
-    return loaded, provider_id in view.disabled
+    return loaded, view
 
 
 @router.get("/{provider_id}", **answers(ProviderDetail, 400, 401, 403, 404))
 async def provider_detail(provider_id: ProviderId, hub: Hub, person: Member) -> ProviderDetail:
-    loaded, disabled = await _loaded(hub, person.workspace_id, provider_id)
-    snap = await hub.store.read(lambda r: _Snapshot(r, person.workspace_id, [loaded]))
-    base = await _provider_view(hub, loaded, disabled, snap)
+    loaded, view = await _loaded(hub, person.workspace_id, provider_id)
+    snap = await hub.store.read(lambda r: _Snapshot(r, view, person.workspace_id, [loaded]))
+    base = await _provider_view(hub, loaded, provider_id in view.disabled, snap)
     changes = [c for c in snap.changes if c.provider_id == provider_id][:20]
     from lineup.hub.governance import bindings
 

@@ -135,7 +135,7 @@ class Catalogue:
             active[pid] = version
             if row.state == "disabled":
                 disabled.add(pid)
-        return CatalogueView(active, frozenset(disabled))
+        return CatalogueView(active, frozenset(disabled), installs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +145,8 @@ class CatalogueView:
 
     active: Mapping[str, Loaded]
     disabled: frozenset[str]
+    installs: Mapping[str, Install]
+    """The install rows the view was made from."""
 
     def _entry(self, capability: str) -> tuple[Loaded, CatalogueEntry] | None:
         pid = capability.partition(".")[0]

@@ -24,7 +24,7 @@ from lineup.core import executions as rules
 from lineup.core.provider import Accepted, Completed, Invocation, ProviderError, Receipt
 from lineup.hub import audit
 from lineup.hub.governance import bindings
-from lineup.hub.governance.catalogue import CatalogueEntry
+from lineup.hub.governance.catalogue import CatalogueEntry, CatalogueView
 from lineup.hub.recorder import Writing
 from lineup.protocol import facts
 from lineup.protocol.errors import (
@@ -88,11 +88,14 @@ class Executor:
         whose node has been silent long enough (the monitor's pass, once per cluster)."""
         rows = await self.hub.store.read(lambda r: gov_store.unfinished_executions(r.connection))
         resumed = 0
+        views: dict[str, CatalogueView] = {}  # read once per workspace in this pass
         for row in rows:
             if self.running(row.id):
                 continue
             if not all_of_them:
-                view = await self.registry.view(row.workspace_id)
+                view = views.get(row.workspace_id)
+                if view is None:
+                    view = views[row.workspace_id] = await self.registry.view(row.workspace_id)
                 if not self._orphaned(view.find(row.capability), row, now_ms):
                     continue
             self.start(row.workspace_id, row.id, resumed=True)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -76,9 +77,9 @@ class Candidate:
         return self.verified.manifest
 
 
-def check(hub: HubState, files: dict[str, bytes]) -> Candidate:
+def check(files: dict[str, bytes], keys: Sequence[pkg.TrustedKey]) -> Candidate:
     """Signature, digest, manifest, platform and claims: ``PackageError`` on any."""
-    verified = pkg.verify(files, trusted_keys(hub))
+    verified = pkg.verify(files, keys)
     specs = pkg.static_check(files, verified.manifest, lineup.__version__)
     return Candidate(files, verified, specs)
 
@@ -110,21 +111,25 @@ def discover(hub: HubState) -> list[Available]:
     root = discovery_dir(hub)
     if not root.is_dir():
         return []
+    keys = trusted_keys(hub)  # read once for every package listed
     out: list[Available] = []
     for path in sorted(root.iterdir()):
         if not (path.name.endswith(pkg.ARCHIVE_SUFFIX) or (path / pkg.MANIFEST).is_file()):
             continue
-        out.append(_available(hub, f"{DISCOVERED}{path.name}", path.name, lambda p=path: _read(p)))
+        read = functools.partial(_read, path)
+        out.append(_available(keys, f"{DISCOVERED}{path.name}", path.name, read))
     return out
 
 
-def _available(hub: HubState, ref: str, file: str, read: Any) -> Available:
+def _available(
+    keys: Sequence[pkg.TrustedKey], ref: str, file: str, read: Callable[[], dict[str, bytes]]
+) -> Available:
     manifest = None
     try:
         files = read()
         with contextlib.suppress(pkg.PackageError):
             manifest = pkg.read_manifest(files)
-        return Available(ref, manifest, check(hub, files), None, file)
+        return Available(ref, manifest, check(files, keys), None, file)
     except pkg.PackageError as exc:
         return Available(ref, manifest, None, exc, file)
     except OSError as exc:
@@ -133,8 +138,8 @@ def _available(hub: HubState, ref: str, file: str, read: Any) -> Available:
 
 async def upload(hub: HubState, person: Person, data: bytes) -> Available:
     """A package sent by an owner: checked, and kept in the registry by its digest."""
-    _owner(person)
-    available = _available(hub, "", "upload", lambda: pkg.read_archive(data))
+    require_owner(person)
+    available = _available(trusted_keys(hub), "", "upload", lambda: pkg.read_archive(data))
     if available.candidate is None:
         return available
     await _keep(hub, available.candidate)
@@ -169,12 +174,12 @@ async def _candidate(hub: HubState, ref: str) -> Candidate:
         path = discovery_dir(hub) / name
         if "/" in name or name.startswith(".") or not path.exists():
             raise NotFound(f"No package {name!r} in the hub's provider directory.")
-        found = _available(hub, ref, name, lambda: _read(path))
+        found = _available(trusted_keys(hub), ref, name, lambda: _read(path))
     elif ref.startswith(UPLOADED):
         archive = await hub.store.read(lambda r: provider_store.archive(r.connection, ref))
         if archive is None:
             raise NotFound(f"No uploaded package {ref}.")
-        found = _available(hub, ref, "upload", lambda: pkg.read_archive(archive))
+        found = _available(trusted_keys(hub), ref, "upload", lambda: pkg.read_archive(archive))
     else:
         raise InvalidArgument("package is a ref from GET …/providers/available.")
     if found.refused is not None:
@@ -250,7 +255,7 @@ def _failed_run(detail: str) -> dict[str, Any]:
 # --- changes -----------------------------------------------------------------------------
 
 
-def _owner(person: Person) -> None:
+def require_owner(person: Person) -> None:
     if person.role != "owner":
         raise Forbidden(
             "Only a workspace owner can change the workspace's providers.",
@@ -287,10 +292,10 @@ async def request(
     reason: str | None,
 ) -> provider_store.Change:
     """Record a change for approval; install and upgrade run the contract kit first."""
-    _owner(person)
+    require_owner(person)
     ws = person.workspace_id
     view = await hub.governance.view(ws)
-    installs = await hub.store.read(lambda r: provider_store.installs(r.connection, ws))
+    installs = view.installs
     candidate: Candidate | None = None
     contract: dict[str, Any] | None = None
     if action in ("install", "upgrade"):
@@ -407,7 +412,7 @@ async def blockers(hub: HubState, change: provider_store.Change) -> list[str]:
 async def decide(
     hub: HubState, person: Person, change_id: str, approve: bool, reason: str | None
 ) -> provider_store.Change:
-    _owner(person)
+    require_owner(person)
     ws = person.workspace_id
     change = await hub.store.read(lambda r: provider_store.change(r.connection, ws, change_id))
     if change is None:
@@ -429,9 +434,10 @@ async def decide(
         except (LineupError, pkg.PackageError, ValueError, ImportError) as exc:
             log.warning("provider change %s failed to load its version: %s", change_id, exc)
             outcome, detail = "failed", f"The version could not be loaded on the hub: {exc}"
-    installs = await hub.store.read(lambda r: provider_store.installs(r.connection, ws))
+    view = await hub.governance.view(ws)
     standing = standing_of(
-        installs.get(change.provider_id), hub.governance.catalogue.bundled.get(change.provider_id)
+        view.installs.get(change.provider_id),
+        hub.governance.catalogue.bundled.get(change.provider_id),
     )
 
     def job(w: Writing) -> provider_store.Change:
