@@ -228,6 +228,15 @@ async def credentials_for(
     return dict(secret.credentials)
 
 
+async def check_bound(hub: HubState, provider: Provider, instance: str, who: OnBehalf) -> None:
+    """Refuse now, before anything is recorded, a call the person's binding cannot carry. A
+    shared system (the operator's key, or no sign-in) has nothing to check: its credentials
+    are read only for the call itself."""
+    auth = auth_of(provider)
+    if auth is not None and auth.per_person:
+        await credentials_for(hub, provider, instance, who)
+
+
 async def signed_out(
     hub: HubState, provider: Provider, instance: str, who: OnBehalf
 ) -> Unauthenticated | None:

@@ -163,11 +163,12 @@ async def draft_of(
     """What a write would do, for its confirm card: the provider's preview, or the params.
     The person it is on behalf of must have a working binding on a per-person system."""
     provider = entry.provider
-    held = await bindings.credentials_for(hub, provider, instance, who)
     if not entry.spec.preview:
+        await bindings.check_bound(hub, provider, instance, who)
         return Draft(
             summary=summarise(params), impact=entry.spec.description, resource_version=None
         )
+    held = await bindings.credentials_for(hub, provider, instance, who)
     call = Invocation(capability=entry.spec.id, instance=instance, params=params, credentials=held)
     try:
         async with asyncio.timeout(entry.spec.timeout_s):
@@ -231,8 +232,8 @@ async def invoke(
     who = bindings.OnBehalf(ws, place.on_behalf_of)
     if entry.spec.effect is Effect.WRITE:
         draft = await draft_of(hub, entry, instance, call.params, who)
-    else:  # refused now, before anything is recorded, when the person's binding cannot carry it
-        await bindings.credentials_for(hub, entry.provider, instance, who)
+    else:
+        await bindings.check_bound(hub, entry.provider, instance, who)
 
     def record(w: Writing) -> Recorded:
         again = gov_store.get_invocation(w.read.connection, ws, own_id)
