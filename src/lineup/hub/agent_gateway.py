@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from lineup.hub import app_tools, commands
+from lineup.hub import agent_logs, app_tools, commands
 from lineup.hub.actors import AgentIdentity
 from lineup.hub.commands import Recorded
 from lineup.hub.credentials import authenticate_agent
@@ -263,6 +263,9 @@ class AgentConnection:
             frame = envelope.model_copy(update={"sequence": None}).wire()
             frame["actor"] = agent.actor
             self.hub.broker.publish_ephemeral(agent.workspace_id, frame)
+            return Recorded(None)
+        if kind == "agent.logs":  # kept beside the log, not in it
+            await agent_logs.keep(self.hub, agent, payload)
             return Recorded(None)
         if kind == "tool.list":  # a query, answered by a tool.list frame
             answer = await app_tools.answer_query(self.hub, agent, envelope, payload)

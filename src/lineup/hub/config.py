@@ -67,6 +67,9 @@ class Settings:
     static_dir: Path | None = None
     artifact_max_bytes: int = 10 * 1024 * 1024
     """The largest file an agent may upload (``POST /api/agent/artifacts``)."""
+    agent_log_lines: int = 500
+    """``LINEUP_AGENT_LOG_LINES``: diagnostic lines kept per agent (``agent.logs``); older
+    ones are dropped as new ones arrive."""
     direct: DirectMode | None = None  # see DirectMode
     secret_keys: tuple[str, ...] = field(default=(), repr=False)
     """``LINEUP_SECRET_KEY``: the keys sealing stored secrets, current first; empty means the
@@ -145,6 +148,8 @@ class Settings:
     """Seconds between the core's looks at an async provider job."""
 
     def __post_init__(self) -> None:
+        if self.agent_log_lines < 1:
+            raise ValueError("LINEUP_AGENT_LOG_LINES must be at least 1")
         # A hub people reach over https must never send its session cookie over http.
         if (self.public_url or "").lower().startswith("https://"):
             object.__setattr__(self, "secure_cookies", True)
@@ -185,6 +190,7 @@ class Settings:
             "artifact_max_bytes": int(
                 os.environ.get("LINEUP_ARTIFACT_MAX_BYTES") or 10 * 1024 * 1024
             ),
+            "agent_log_lines": int(os.environ.get("LINEUP_AGENT_LOG_LINES") or 500),
             "signup": _signup_mode(os.environ.get("LINEUP_SIGNUP", "")),
             "invitation_ttl": _seconds("LINEUP_INVITATION_TTL", 7 * 24 * 3600.0),
             "secret_keys": _secret_keys_env(),

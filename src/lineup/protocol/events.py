@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from lineup.protocol._model import WireModel
+from lineup.protocol.agent_logs import AgentLogs
 from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.capabilities import (
     CapabilityInvoke,
@@ -264,6 +265,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("task.cancel_requested", TaskCancelRequested, {U, H}, "Ask an agent to stop."),
         _spec("agent.hello", AgentHello, {A}, "Adapter handshake and capability declaration."),
         _spec("agent.heartbeat", AgentHeartbeat, {A}, "Liveness beat; acked, not recorded."),
+        _spec("agent.logs", AgentLogs, {A}, "The adapter's recent log lines; kept, not recorded."),
         _spec("message.delta", MessageDelta, {A, H}, "A streamed piece of agent text."),
         _spec("task.accepted", TaskAccepted, {A}, "The agent took the task."),
         _spec("task.status_changed", TaskStatusChanged, {A, H}, "Status or progress report."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -49,6 +49,16 @@ class Agent:
     ``answer_timeout`` is how long to wait for the hub to answer a frame before reconnecting;
     ``transport`` replaces the WebSocket (tests pass an in-memory one), ``http_transport``
     the HTTP used for uploads (tests pass an ``httpx.MockTransport``).
+
+    **Diagnostic lines.** While it runs, the agent keeps what the SDK logs (``lineup.sdk``:
+    connection attempts, errors, reconnects, its version; plus the loggers named in
+    ``diagnostic_loggers``) and sends the lines to the hub, where the Agents screen shows
+    them — every ``diagnostics_interval`` seconds, and at once after each connection, so the
+    failed attempts arrive when the hub is reachable again (``None`` keeps and sends
+    nothing). Before a line is kept it is redacted: the agent's credential, LineUp tokens,
+    bearer tokens, URLs' passwords and secret query parameters, values of fields whose names
+    look secret or are listed in ``sensitive_fields`` (``extra={"api_key": …}`` in a logging
+    call), and whatever the ``redact`` hook, a function of each string, takes out first.
     """
 
     def __init__(
@@ -66,7 +76,15 @@ class Agent:
         answer_timeout: float = 30.0,
         transport: Transport | None = None,
         http_transport: httpx.AsyncBaseTransport | None = None,
+        sensitive_fields: Sequence[str] = (),
+        redact: Callable[[str], str] | None = None,
+        diagnostic_loggers: Sequence[str] = (),
+        diagnostics_interval: float | None = 5.0,
     ) -> None:
+        if isinstance(sensitive_fields, str) or isinstance(diagnostic_loggers, str):
+            raise TypeError("sensitive_fields and diagnostic_loggers are sequences of names.")
+        if diagnostics_interval is not None and diagnostics_interval <= 0:
+            raise ValueError("diagnostics_interval must be positive seconds (or None: off).")
         directory = (
             Path(state_dir) if state_dir is not None else agent_home() / "state" / config.agent_id
         )
@@ -84,6 +102,10 @@ class Agent:
             backoff=backoff if backoff is not None else Backoff(),
             answer_timeout=answer_timeout,
             http_transport=http_transport,
+            sensitive_fields=tuple(sensitive_fields),
+            redact=redact,
+            diagnostic_loggers=tuple(diagnostic_loggers),
+            diagnostics_interval=diagnostics_interval,
         )
         self._task_handler: TaskHandler | None = None
         self._message_handler: MessageHandler | None = None

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from lineup import __version__
 from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.capabilities import (
     CapabilityListing,
@@ -27,8 +28,10 @@ from lineup.protocol.codec import encode
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import InteractionResolved
 from lineup.protocol.ids import new_id
+from lineup.protocol.redaction import Redactor
 from lineup.protocol.tools import ToolList, ToolResult
 from lineup.sdk._capabilities import StatusCallback
+from lineup.sdk._diagnostics import DiagnosticLog
 from lineup.sdk._downlink import Downlink
 from lineup.sdk._journal import derive_id
 from lineup.sdk._link import Link
@@ -62,12 +65,23 @@ class Core:
         )
         self._runners = Runners(self, task_handler, message_handler, lambda: self._shutting_down)
         self._downlink = Downlink(lambda: self.store, self._requests, self._runners)
+        self.diagnostics: DiagnosticLog | None = None
+        if settings.diagnostics_interval is not None:
+            config = self._config
+            known = (config.credential, config.direct.token if config.direct else "")
+            self.diagnostics = DiagnosticLog(
+                Redactor(
+                    secrets=known, sensitive_fields=settings.sensitive_fields, hook=settings.redact
+                ),
+                loggers=settings.diagnostic_loggers,
+            )
         self._link = Link(
             settings,
             self._downlink,
             self._outbox,
             self._tool_query,
             lambda: self._shutting_down,
+            self.diagnostics,
         )
 
     @property
@@ -186,6 +200,22 @@ class Core:
         await self._outbox.drain()
 
     async def run(self) -> None:
+        if self.diagnostics is None:
+            await self._run()
+            return
+        with self.diagnostics.capturing():
+            await self._run()
+
+    async def _run(self) -> None:
+        settings = self._settings
+        logger.info(
+            "agent %s starting: %s %s, LineUp SDK %s, hub %s",
+            self._config.agent_id,
+            settings.runtime,
+            settings.agent_version,
+            __version__,
+            self._config.hub_url,
+        )
         self._store = StateStore(self._settings.state_path, self._config.agent_id)
         try:
             pending = self._store.pending_jobs()

@@ -39,6 +39,7 @@ from lineup.protocol.session import (
     ResyncRequired,
     Welcomed,
 )
+from lineup.sdk._diagnostics import DiagnosticLog, NoLogsAnswer, ship
 from lineup.sdk._downlink import Downlink
 from lineup.sdk._errors import ConnectionRefusedByHub
 from lineup.sdk._outbox import NoAnswer, Outbox
@@ -60,8 +61,10 @@ class Link:
         outbox: Outbox,
         make_query: Callable[[], tuple[Envelope, str]],
         shutting_down: Callable[[], bool],
+        diagnostics: DiagnosticLog | None = None,
     ) -> None:
         self._settings = settings
+        self._diagnostics = diagnostics
         self._config = settings.config
         self._downlink = downlink
         self._outbox = outbox
@@ -229,7 +232,23 @@ class Link:
                 self._heartbeat(connection, session, interval), name="lineup-beat"
             )
             tasks += [sender, beat]
-            finished = await _first(reader, sender, beat, stopper)
+            watched = [reader, sender, beat]
+            if self._diagnostics is not None:
+                assert self._settings.diagnostics_interval is not None
+                logs = asyncio.create_task(
+                    ship(
+                        self._diagnostics,
+                        connection,
+                        self._expect_answer,
+                        workspace_id=self._config.workspace_id,
+                        interval=self._settings.diagnostics_interval,
+                        answer_timeout=limit,
+                    ),
+                    name="lineup-logs",
+                )
+                tasks.append(logs)
+                watched.append(logs)
+            finished = await _first(*watched, stopper)
             if finished is not reader and _ended_by_close(finished):
                 await self._drain_reader(reader, stopper)
             _check(finished)
@@ -391,7 +410,7 @@ def _check(task: asyncio.Future[Any]) -> None:
     error = task.exception()
     if isinstance(error, ConnectionRefusedByHub):
         raise error
-    if isinstance(error, NoAnswer):
+    if isinstance(error, NoAnswer | NoLogsAnswer):
         logger.warning("no answer from the hub to %s; reconnecting", error)
     elif error is not None and not isinstance(error, TransportClosed):
         logger.error("the connection loop failed; reconnecting", exc_info=error)

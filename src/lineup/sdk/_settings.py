@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from lineup.protocol.redaction import Hook
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._context import MessageContext, TaskContext
@@ -35,6 +36,14 @@ class Settings:
     answer_timeout: float
     http_transport: httpx.AsyncBaseTransport | None = None
     """For uploads (HTTP); tests pass an ``httpx.MockTransport``."""
+    sensitive_fields: tuple[str, ...] = ()
+    """Names of log fields whose values never leave the machine (see ``_diagnostics``)."""
+    redact: Hook | None = None
+    """The adapter's own redaction, run on every string of a diagnostic line first."""
+    diagnostic_loggers: tuple[str, ...] = ()
+    """Loggers besides ``lineup.sdk`` whose lines are sent to the hub."""
+    diagnostics_interval: float | None = 5.0
+    """Seconds between batches of diagnostic lines; ``None``: none are kept or sent."""
 
     def uploader(self) -> Uploader:
         return Uploader(

@@ -804,6 +804,27 @@ agent_links = Table(
 as ``agent.connected``, removed in the one that records it offline. An agent is connected
 while its row names a node whose ``node:<instance>`` lease is live."""
 
+agent_logs = Table(
+    "agent_logs",
+    metadata,
+    Column("agent_id", ID, nullable=False),
+    Column("position", BigInteger, nullable=False),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("line_id", String(128), nullable=False),
+    Column("at", BigInteger, nullable=False),
+    Column("received_at", BigInteger, nullable=False),
+    Column("level", String(16), nullable=False),
+    Column("logger", String(100), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("fields", json_column_type(), nullable=True),
+    PrimaryKeyConstraint("agent_id", "position"),
+    UniqueConstraint("agent_id", "line_id"),
+)
+"""Each agent's recent diagnostic lines (``agent.logs``), redacted, in the order they arrived
+(``position`` counts per agent); only the newest few hundred are kept. ``line_id`` is the
+agent's name for a line, so a batch sent again adds nothing. Not event-sourced: a replay of
+the log leaves these rows alone (``lineup.store.agent_logs``)."""
+
 # Reaching people when an agent waits for them or fails (``lineup.hub.notify``). Not
 # event-sourced: none of this is rebuilt by a replay. See ``lineup.store.notifications``.
 

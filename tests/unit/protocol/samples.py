@@ -36,6 +36,18 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "lastSequence": 3,
     },
     ("agent.heartbeat", Sender.AGENT): {},
+    ("agent.logs", Sender.AGENT): {
+        "lines": [
+            {
+                "id": "log_1",
+                "ts": "2026-07-25T09:05:01.003Z",
+                "level": "warning",
+                "logger": "lineup.sdk",
+                "message": "cannot reach the hub; retry in 0.50s",
+                "fields": {"attempt": 3},
+            }
+        ]
+    },
     ("message.delta", Sender.AGENT): {"messageId": "msg_1", "delta": "Hel"},
     ("task.accepted", Sender.AGENT): {"taskId": "task_1"},
     ("task.status_changed", Sender.AGENT): {"status": "running", "progress": 40, "summary": "x"},

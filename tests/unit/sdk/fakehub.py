@@ -122,6 +122,7 @@ class FakeHub:
         self.effects: list[Envelope] = []
         self.duplicates: list[Envelope] = []
         self.deltas: list[Envelope] = []
+        self.log_batches: list[Envelope] = []
         self.heartbeats: list[datetime] = []
         self.hellos: list[dict[str, Any]] = []
         self.rejected: list[ErrorFrame] = []
@@ -232,6 +233,9 @@ class FakeHub:
             session.answer(envelope.id)
         elif envelope.type == "message.delta":
             self.deltas.append(envelope)
+            session.answer(envelope.id)
+        elif envelope.type == "agent.logs" and not self.refuse.get("agent.logs"):  # not recorded
+            self.log_batches.append(envelope)
             session.answer(envelope.id)
         elif envelope.type == "tool.list":  # a query, never recorded
             self.tool_queries.append(envelope)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from lineup.hub import pairing
+from lineup.hub import agent_logs, pairing
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
@@ -19,6 +19,7 @@ from lineup.protocol.errors import NotFound
 from lineup.protocol.session import CloseCode
 from lineup.protocol.times import iso
 from lineup.store import Reader
+from lineup.store import agent_logs as log_store
 
 router = APIRouter(prefix="/api", tags=["agents"])
 
@@ -187,3 +188,31 @@ async def agent_events(
     if history is None:
         raise NotFound(f"No agent {agent_id!r} in this workspace.")
     return {"events": history}
+
+
+@router.get(
+    "/workspaces/{workspace_id}/agents/{agent_id}/logs",
+    **answers(responses.AgentLogs, 400, 401, 403, 404),
+)
+async def agent_log_lines(
+    agent_id: str,
+    hub: Hub,
+    person: Member,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> dict[str, Any]:
+    """The agent's own recent diagnostic lines (``agent.logs``), newest first: what it
+    logged about connecting, failing and reconnecting."""
+    ws = person.workspace_id
+
+    def read(r: Reader) -> list[log_store.StoredLine] | None:
+        if r.get_agent(ws, agent_id) is None:
+            return None
+        return log_store.recent_lines(r.connection, ws, agent_id, limit)
+
+    lines = await hub.store.read(read)
+    if lines is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.")
+    return {
+        "lines": [agent_logs.view(line) for line in lines],
+        "kept": hub.settings.agent_log_lines,
+    }

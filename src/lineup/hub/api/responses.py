@@ -154,6 +154,24 @@ class AgentEvents(View):
     events: list[Event]
 
 
+class AgentLogLine(View):
+    """One diagnostic line an agent sent about itself, redacted by the agent and the hub."""
+
+    id: str = Field(description="The agent's id for the line.")
+    position: int = Field(description="Its place among this agent's lines, counted by the hub.")
+    at: Timestamp = Field(description="When the agent logged it (the agent's clock).")
+    received_at: Timestamp = Field(description="When the hub received it.")
+    level: Literal["debug", "info", "warning", "error", "critical"]
+    logger: str
+    message: str
+    fields: dict[str, Any] | None = None
+
+
+class AgentLogs(View):
+    lines: list[AgentLogLine] = Field(description="Newest first.")
+    kept: int = Field(description="How many lines the hub keeps per agent; older ones go.")
+
+
 # --- conversations, messages, tasks, interactions -----------------------------------------
 
 
