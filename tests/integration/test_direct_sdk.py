@@ -217,6 +217,13 @@ async def test_the_same_handlers_run_in_direct_mode_from_configuration_alone(
             person = Person(http, body["csrfToken"], body["workspaceId"])
             await the_story(person, agent.config.agent_id)
             assert any(scratch.iterdir()), "the embedded hub keeps its data in the temp dir"
+
+            async def connected_line() -> bool:
+                lines = (await person.get(f"/agents/{agent.config.agent_id}/logs"))["lines"]
+                return any(line["message"].startswith("connected to") for line in lines)
+
+            # the agent's diagnostic lines reach the hub it hosts, as they reach a hub
+            await until_async(connected_line, "the agent's diagnostic lines")
     finally:
         agent.stop()
         await asyncio.wait_for(running, DEADLINE)

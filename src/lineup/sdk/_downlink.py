@@ -107,7 +107,9 @@ class Downlink:
         if not self.store.remember_job(envelope.sequence, scope, "task", encode(envelope)):
             logger.debug("task %s was assigned before; ignored", scope)
             return
-        logger.info("task %s assigned: %s", scope, payload.title)
+        # ids only: these lines go to the agent's diagnostic logs, which every member of the
+        # workspace reads, and a task's title belongs to whoever may see its conversation
+        logger.info("task %s assigned", scope)
         job = self.store.job(scope)
         assert job is not None
         self.runners.start(job)
@@ -121,7 +123,7 @@ class Downlink:
         if not self.store.request_cancel(envelope.sequence, task_id, payload.reason):
             logger.info("cancel requested for task %s, which is not running here", task_id)
             return
-        logger.info("cancel requested for task %s: %s", task_id, payload.reason or "no reason")
+        logger.info("cancel requested for task %s", task_id)
         self.runners.cancel(task_id, payload.reason)
 
     def _message_delivered(self, envelope: Envelope, payload: MessageDelivered) -> None:

@@ -10,6 +10,7 @@ import type {
   ProviderDetail,
   ProviderHealth,
   Agent,
+  AgentLogs,
   Approval,
   ApprovalDecision,
   ApprovalView,
@@ -112,6 +113,11 @@ export class WorkspaceApi {
 
   renameAgent(id: string, name: string, key?: string): Promise<Agent> {
     return this.transport.patch(this.path(`/agents/${enc(id)}`), { name }, key);
+  }
+
+  /** The agent's own recent diagnostic lines, newest first. */
+  agentLogs(id: string, limit = 200): Promise<AgentLogs> {
+    return this.transport.get(this.path(`/agents/${enc(id)}/logs?limit=${limit}`));
   }
 
   revokeAgent(id: string): Promise<Agent> {

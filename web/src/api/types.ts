@@ -27,6 +27,8 @@ export type SignInResult = Schemas["SignedIn"];
 export type Agent = Schemas["Agent"];
 export type AgentStatus = Agent["status"];
 export type PairingCode = Schemas["PairingCode"];
+export type AgentLogLine = Schemas["AgentLogLine"];
+export type AgentLogs = Schemas["AgentLogs"];
 
 export type Conversation = Schemas["Conversation"];
 export type Author = Narrowed<Schemas["Author"], { name?: string | null }>;

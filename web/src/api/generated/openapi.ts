@@ -446,6 +446,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/agents/{agent_id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Agent Log Lines
+         * @description The agent's own recent diagnostic lines (``agent.logs``), newest first: what it
+         *     logged about connecting, failing and reconnecting.
+         */
+        get: operations["agent_log_lines_api_workspaces__workspace_id__agents__agent_id__logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/agents/{agent_id}/revoke": {
         parameters: {
             query?: never;
@@ -1621,6 +1642,58 @@ export interface components {
         AgentEvents: {
             /** Events */
             events: components["schemas"]["Event"][];
+        };
+        /**
+         * AgentLogLine
+         * @description One diagnostic line an agent sent about itself, redacted by the agent and the hub.
+         */
+        AgentLogLine: {
+            /**
+             * At
+             * @description When the agent logged it (the agent's clock).
+             */
+            at: string;
+            /** Fields */
+            fields?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Id
+             * @description The agent's id for the line.
+             */
+            id: string;
+            /**
+             * Level
+             * @enum {string}
+             */
+            level: "debug" | "info" | "warning" | "error" | "critical";
+            /** Logger */
+            logger: string;
+            /** Message */
+            message: string;
+            /**
+             * Position
+             * @description Its place among this agent's lines, counted by the hub.
+             */
+            position: number;
+            /**
+             * Receivedat
+             * @description When the hub received it.
+             */
+            receivedAt: string;
+        };
+        /** AgentLogs */
+        AgentLogs: {
+            /**
+             * Kept
+             * @description How many lines the hub keeps per agent; older ones go.
+             */
+            kept: number;
+            /**
+             * Lines
+             * @description Newest first.
+             */
+            lines: components["schemas"]["AgentLogLine"][];
         };
         /** Agents */
         Agents: {
@@ -5281,6 +5354,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentEvents"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    agent_log_lines_api_workspaces__workspace_id__agents__agent_id__logs_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                agent_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentLogs"];
                 };
             };
             /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */

@@ -1,4 +1,4 @@
-// One agent: facts, rename, revoke, and its connection history (diagnostics).
+// One agent: facts, rename, revoke, its connection history and its own diagnostic logs.
 
 import { useEffect, useId, useState, type FormEvent } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
@@ -13,6 +13,7 @@ import { useHubEvents } from "../../realtime/RealtimeProvider";
 import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading, RelativeTime } from "../../ui";
 import { useSession } from "../auth/session";
 import { Timeline } from "../tasks/TaskDetail";
+import { DiagnosticLogs } from "./DiagnosticLogs";
 import "./agents.css";
 
 const AGENT_TYPES = new Set(["agent.paired", "agent.connected", "agent.status_changed", "agent.renamed", "agent.revoked"]);
@@ -147,6 +148,8 @@ export function AgentDetail({ agentId }: { agentId: string }) {
         {history === null && !historyError ? <Loading what="history" /> : null}
         {history ? <Timeline events={history} actorName={actorName} /> : null}
       </Card>
+
+      <DiagnosticLogs agentId={agent.id} />
     </div>
   );
 }
