@@ -70,6 +70,7 @@ def _approved_write(hub: HubProcess, capability: str) -> tuple[Person, str]:
     )
     code = ana.send("/pairing-codes", {}, 201)["code"]
     creds = httpx.post(f"{hub.url}/api/pairing/redeem", json={"code": code}).json()
+    ana.confirm_agent(creds["agentId"])
     conversation = ana.send(
         "/conversations",
         {"title": "books", "agentIds": [creds["agentId"]], "projectId": project},

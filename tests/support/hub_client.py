@@ -19,7 +19,11 @@ class HubClient:
     def sign_up(self, email: str | None = None, name: str = "Ana") -> Person:
         return Person.sign_up(self.client, email, name)
 
-    def pair(self, person: Person, name: str = "builder") -> dict[str, Any]:
+    def pair(
+        self, person: Person, name: str = "builder", *, confirm: bool = True
+    ) -> dict[str, Any]:
+        """Pair an agent with a new code and, as its person would, confirm it (unless
+        ``confirm`` is False: the agent then awaits confirmation)."""
         code = person.ok(person.post("/pairing-codes", {}), 201)["code"]
         response = self.client.post(
             "/api/pairing/redeem",
@@ -27,6 +31,8 @@ class HubClient:
         )
         assert response.status_code == 200, response.text
         result: dict[str, Any] = response.json()
+        if confirm:
+            person.confirm_agent(result["agentId"])
         return result
 
     def agent(

@@ -28,6 +28,7 @@ from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import InteractionResolved
 from lineup.protocol.ids import new_id
 from lineup.protocol.tools import ToolList, ToolResult
+from lineup.sdk._binding import Binding
 from lineup.sdk._capabilities import StatusCallback
 from lineup.sdk._downlink import Downlink
 from lineup.sdk._journal import derive_id
@@ -51,8 +52,10 @@ class Core:
         settings: Settings,
         task_handler: TaskHandler | None,
         message_handler: MessageHandler | None,
+        binding: Binding | None = None,
     ) -> None:
         self._settings = settings
+        self.binding = binding if binding is not None else Binding(settings.settings_schema)
         self._config = settings.config
         self._store: StateStore | None = None
         self._shutting_down = False
@@ -61,7 +64,7 @@ class Core:
             lambda: self.store, self._requests, settings.backoff, settings.answer_timeout
         )
         self._runners = Runners(self, task_handler, message_handler, lambda: self._shutting_down)
-        self._downlink = Downlink(lambda: self.store, self._requests, self._runners)
+        self._downlink = Downlink(lambda: self.store, self._requests, self._runners, self.binding)
         self._link = Link(
             settings,
             self._downlink,

@@ -35,6 +35,8 @@ class Settings:
     answer_timeout: float
     http_transport: httpx.AsyncBaseTransport | None = None
     """For uploads (HTTP); tests pass an ``httpx.MockTransport``."""
+    settings_schema: dict[str, Any] | None = None
+    """The JSON Schema of the settings people may change from the app (sent in the hello)."""
 
     def uploader(self) -> Uploader:
         return Uploader(
