@@ -36,11 +36,14 @@ class HubClient:
         return result
 
     def agent(
-        self, credentials: dict[str, Any], last_sequence: int | None = None
+        self,
+        credentials: dict[str, Any],
+        last_sequence: int | None = None,
+        hello: dict[str, Any] | None = None,
     ) -> AbstractContextManager[AgentSocket]:
-        """The agent's socket, connected and welcomed (hello → ack → welcome), as a context:
-        leaving it closes the socket."""
-        return agent_socket(self.client, credentials, last_sequence)
+        """The agent's socket, connected and welcomed (hello, with ``hello``'s fields too →
+        ack → welcome, kept as ``.welcome``), as a context: leaving it closes the socket."""
+        return agent_socket(self.client, credentials, last_sequence, hello)
 
     @contextmanager
     def people_socket(self, person: Person, query: str = "") -> Iterator[Any]:
