@@ -200,7 +200,7 @@ def _agent_paired(conn: Connection, event: StoredEvent, fact: f.AgentPairedPaylo
         on_insert={
             "workspace_id": event.workspace_id,
             "status": "never_connected",
-            "capabilities": [],
+            "capabilities": list(fact.capabilities or []),
             "tools": [],
             "created_at": event.recorded_at,
         },
@@ -211,7 +211,6 @@ def _agent_paired(conn: Connection, event: StoredEvent, fact: f.AgentPairedPaylo
             "updated_at": event.recorded_at,
             # older logs never asked: their agents were confirmed when they paired
             "confirmed_at": None if fact.awaiting_confirmation else event.recorded_at,
-            **({"capabilities": list(fact.capabilities)} if fact.capabilities else {}),
         },
     )
 

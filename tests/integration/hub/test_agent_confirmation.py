@@ -305,3 +305,26 @@ def test_a_hello_with_an_unusable_settings_schema_is_refused(
             agent.receive()
         assert closed.value.code == 4400
     assert ana.read(f"/agents/{creds['agentId']}")["settingsSchema"] is None
+
+
+def test_what_the_adapter_says_at_redemption_is_shown_for_confirmation(hub: HubClient):
+    ana = hub.sign_up()
+    code = ana.send("/pairing-codes", {}, 201)["code"]
+    redeemed = hub.client.post(
+        "/api/pairing/redeem",
+        json={
+            "code": code,
+            "name": "builder",
+            "runtime": "node",
+            "agentVersion": "3.1",
+            "capabilities": ["tasks", "deploy"],
+        },
+    )
+    assert redeemed.status_code == 200, redeemed.text
+    shown = ana.read(f"/agents/{redeemed.json()['agentId']}")
+    assert (shown["runtime"], shown["version"], shown["capabilities"]) == (
+        "node",
+        "3.1",
+        ["tasks", "deploy"],
+    )
+    assert shown["confirmed"] is False and shown["status"] == "never_connected"
