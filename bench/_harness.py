@@ -164,6 +164,7 @@ async def pair(hub: Hub, session: Session, name: str) -> dict[str, Any]:
     response = await session.client.post("/api/pairing/redeem", json={"code": code, "name": name})
     response.raise_for_status()
     result: dict[str, Any] = response.json()
+    await session.post(f"/agents/{result['agentId']}/confirm", {})  # as its person would
     return result
 
 

@@ -56,6 +56,9 @@ class ScriptedAgent:
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     heartbeat_seconds: float = 0.2
+    hello: dict[str, Any] = field(default_factory=dict)
+    """More fields for ``agent.hello`` (a ``settingsSchema``, say)."""
+    welcome: dict[str, Any] | None = None
 
     # --- connection -------------------------------------------------------------------
 
@@ -79,6 +82,7 @@ class ScriptedAgent:
                 "runtime": "python",
                 "capabilities": ["tasks", "code"],
                 "lastSequence": self.last_sequence,
+                **self.hello,
             },
         )
         # The handshake is answered in order: ack, then agent.welcome.
@@ -92,6 +96,7 @@ class ScriptedAgent:
         self._threads = [reader, beater]
         reader.start()
         beater.start()
+        self.welcome = welcome
         return welcome
 
     def disconnect(self) -> None:

@@ -217,6 +217,7 @@ class Person(people.Person):
     def pair_agent(self, name: str = "builder") -> ScriptedAgent:
         code = self.send("/pairing-codes", {}, 201)["code"]
         agent = ScriptedAgent(redeem(self.hub_url, code, name))
+        self.confirm_agent(agent.pairing.agent_id)  # as the person would, in the app
         agent.connect()
         self.agents.append(agent)
         return agent

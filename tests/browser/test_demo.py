@@ -60,6 +60,9 @@ def test_the_mvp_demo_runs_end_to_end_in_the_browser(new_context: Any, hub: Hub)
 
 
 def _run_demo(page: Page, agent: ScriptedAgent, new_context: Any, email: str) -> None:
+    # the person finishes the pairing: the agent's details, then Confirm
+    expect(page.get_by_test_id("confirm-agent-name")).to_have_text("builder")
+    page.get_by_role("button", name="Confirm agent").click()
     expect(page.get_by_text("builder is connected")).to_be_visible()
     # the used code stops counting down, and the next step is offered
     expect(page.get_by_test_id("pairing-used")).to_contain_text("Used by builder")

@@ -82,6 +82,8 @@ def test_the_demo_loop_with_the_real_demo_agent(
     code = page.get_by_test_id("pairing-code").inner_text().strip()
     expect(page.get_by_test_id("pairing-command")).to_contain_text("lineup demo-agent")
     demo_agent.start(code)
+    expect(page.get_by_test_id("confirm-agent-name")).to_have_text("builder", timeout=20_000)
+    page.get_by_role("button", name="Confirm agent").click()
     expect(page.get_by_text("builder is connected")).to_be_visible(timeout=20_000)
     page.get_by_role("button", name="Done").click()
     expect(page.get_by_test_id("agents-online")).to_have_text("1 of 1 agent online")

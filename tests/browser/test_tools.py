@@ -269,6 +269,7 @@ def test_an_sdk_agent_lists_and_calls_the_tools_of_the_open_app(
     person = make_person("Ana")
     code = person.send("/pairing-codes", {}, 201)["code"]
     pairing = redeem(person.hub_url, code, "sdk-agent")
+    person.confirm_agent(pairing.agent_id)
     config = AgentConfig(
         hub_url=person.hub_url,
         websocket_url=pairing.websocket_url,

@@ -39,6 +39,7 @@ def _pair(person: Person, node: Node, name: str) -> tuple[str, str, str]:
     response = httpx.post(f"{node.url}/api/pairing/redeem", json={"code": code}, timeout=10)
     assert response.status_code == 200, response.text
     creds: dict[str, Any] = response.json()
+    person.confirm_agent(creds["agentId"])
     task = person.send("/tasks", {"title": name, "targetAgentId": creds["agentId"]}, 201)
     return creds["agentId"], creds["credential"], task["task"]["id"]
 

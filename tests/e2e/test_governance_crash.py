@@ -6,6 +6,7 @@ asks for the receipt before it calls again — and calls again only where that i
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -47,7 +48,8 @@ def hub(database_url: str | None, tmp_path: Path, ledger: DurableLedger) -> Iter
         tmp_path / "hub",
         database_url,
         env={
-            "PYTHONPATH": str(ROOT),
+            # the tests' package, and whatever the caller's path holds (a worktree's src)
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             "LINEUP_PROVIDERS": "",
             "LINEUP_PROVIDER_MODULES": "tests.support.durable_ledger:provider",
             "LEDGER_DIR": str(ledger.directory),
@@ -70,6 +72,7 @@ def _approved_write(hub: HubProcess, capability: str) -> tuple[Person, str]:
     )
     code = ana.send("/pairing-codes", {}, 201)["code"]
     creds = httpx.post(f"{hub.url}/api/pairing/redeem", json={"code": code}).json()
+    ana.confirm_agent(creds["agentId"])
     conversation = ana.send(
         "/conversations",
         {"title": "books", "agentIds": [creds["agentId"]], "projectId": project},

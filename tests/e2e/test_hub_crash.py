@@ -37,6 +37,7 @@ def test_no_acknowledged_event_is_lost_when_the_hub_is_killed(
     ana = sign_up()
     code = ana.send("/pairing-codes", {}, 201)["code"]
     creds = httpx.post(f"{hub.url}/api/pairing/redeem", json={"code": code}).json()
+    ana.confirm_agent(creds["agentId"])
     ws_id = creds["workspaceId"]
     task_id = ana.send("/tasks", {"title": "stream", "targetAgentId": creds["agentId"]}, 201)[
         "task"

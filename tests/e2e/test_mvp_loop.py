@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.e2e.processes import AgentProcess, HubProcess
 from tests.support.people import Person
@@ -16,11 +17,16 @@ WORK = ["--work-seconds", "0.2"]
 
 
 def _online_agent(ana: Person) -> str:
-    def online() -> str | None:
-        agents = ana.read("/agents")["agents"]
-        return agents[0]["id"] if agents and agents[0]["status"] == "online" else None
+    """The demo agent once online, confirmed by Ana as its person would (the first time)."""
 
-    return str(until(online, "the demo agent to come online"))
+    def online() -> dict[str, Any] | None:
+        agents = ana.read("/agents")["agents"]
+        return agents[0] if agents and agents[0]["status"] == "online" else None
+
+    agent = until(online, "the demo agent to come online")
+    if not agent["confirmed"]:
+        ana.confirm_agent(agent["id"])
+    return str(agent["id"])
 
 
 def test_the_demo_loop_survives_an_agent_crash_without_repeating_a_step(

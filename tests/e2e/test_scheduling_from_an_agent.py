@@ -38,6 +38,7 @@ def test_query_trial_schedule_and_publish_run_from_an_agent(
             ),
             "the demo agent to come online",
         )
+        ana.confirm_agent(agent_id)  # what its person does once it shows up
         conversation = ana.send(
             "/conversations",
             {"title": "This week's plan", "agentIds": [agent_id], "projectId": project},

@@ -176,6 +176,7 @@ async def test_the_same_handlers_run_against_a_hub(tmp_path: Path) -> None:
         person = Person(http, body["csrfToken"], body["workspaceId"])
         code = (await person.post("/pairing-codes", {}, 201))["code"]
         config = await pair(url, code, name="builder", credentials_path=tmp_path / "creds.json")
+        await person.post(f"/agents/{config.agent_id}/confirm", {}, 200)
 
         agent = build_agent(AgentConfig.load(tmp_path / "creds.json"), tmp_path / "state")
         assert agent.config == config and agent.config.mode == "hub"

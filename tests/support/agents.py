@@ -22,6 +22,7 @@ class AgentSocket:
     workspace_id: str
     agent_id: str
     frames: list[dict[str, Any]] = field(default_factory=list)
+    welcome: dict[str, Any] | None = None
 
     def send(
         self, type_: str, payload: dict[str, Any], *, event_id: str | None = None, **env: Any
@@ -61,12 +62,16 @@ class AgentSocket:
                 frame["_seen"] = True
                 return frame
 
-    def hello(self, last_sequence: int | None = None) -> dict[str, Any]:
-        """The handshake: ``agent.hello`` acked, then ``agent.welcome`` (returned)."""
+    def hello(
+        self, last_sequence: int | None = None, extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The handshake: ``agent.hello`` (with ``extra`` fields) acked, then
+        ``agent.welcome`` (returned)."""
         hello: dict[str, Any] = {
             "agentVersion": "1.0",
             "runtime": "python",
             "capabilities": ["tasks"],
+            **(extra or {}),
         }
         if last_sequence is not None:
             hello["lastSequence"] = last_sequence
@@ -87,12 +92,15 @@ def _is_answer(frame: dict[str, Any], event_id: str) -> bool:
 
 @contextmanager
 def agent_socket(
-    client: TestClient, credentials: dict[str, Any], last_sequence: int | None = None
+    client: TestClient,
+    credentials: dict[str, Any],
+    last_sequence: int | None = None,
+    hello: dict[str, Any] | None = None,
 ) -> Iterator[AgentSocket]:
     """The agent of ``credentials`` connected and welcomed; the socket closes on the way out."""
     with client.websocket_connect(
         "/ws/agent", headers={"Authorization": f"Bearer {credentials['credential']}"}
     ) as ws:
         agent = AgentSocket(ws, credentials["workspaceId"], credentials["agentId"])
-        agent.hello(last_sequence)
+        agent.welcome = agent.hello(last_sequence, hello)
         yield agent

@@ -19,7 +19,11 @@ class HubClient:
     def sign_up(self, email: str | None = None, name: str = "Ana") -> Person:
         return Person.sign_up(self.client, email, name)
 
-    def pair(self, person: Person, name: str = "builder") -> dict[str, Any]:
+    def pair(
+        self, person: Person, name: str = "builder", *, confirm: bool = True
+    ) -> dict[str, Any]:
+        """Pair an agent with a new code and, as its person would, confirm it (unless
+        ``confirm`` is False: the agent then awaits confirmation)."""
         code = person.ok(person.post("/pairing-codes", {}), 201)["code"]
         response = self.client.post(
             "/api/pairing/redeem",
@@ -27,14 +31,19 @@ class HubClient:
         )
         assert response.status_code == 200, response.text
         result: dict[str, Any] = response.json()
+        if confirm:
+            person.confirm_agent(result["agentId"])
         return result
 
     def agent(
-        self, credentials: dict[str, Any], last_sequence: int | None = None
+        self,
+        credentials: dict[str, Any],
+        last_sequence: int | None = None,
+        hello: dict[str, Any] | None = None,
     ) -> AbstractContextManager[AgentSocket]:
-        """The agent's socket, connected and welcomed (hello → ack → welcome), as a context:
-        leaving it closes the socket."""
-        return agent_socket(self.client, credentials, last_sequence)
+        """The agent's socket, connected and welcomed (hello, with ``hello``'s fields too →
+        ack → welcome, kept as ``.welcome``), as a context: leaving it closes the socket."""
+        return agent_socket(self.client, credentials, last_sequence, hello)
 
     @contextmanager
     def people_socket(self, person: Person, query: str = "") -> Iterator[Any]:

@@ -87,6 +87,11 @@ class Person:
         """The JSON of a ``POST`` answered with ``status``."""
         return self.ok(self.post(path, body), status)
 
+    def confirm_agent(self, agent_id: str, name: str | None = None) -> Any:
+        """What a person does after an agent redeemed their pairing code: confirm it (maybe
+        under another name), so that it can be given work."""
+        return self.send(f"/agents/{agent_id}/confirm", {"name": name} if name else {})
+
     def cookies(self) -> dict[str, str]:
         """The cookies that sign this person in (a browser context takes them)."""
         return {"lineup_session": self.session, "lineup_csrf": self.csrf}

@@ -23,6 +23,8 @@ class AgentIdentity:
     agent_id: str
     workspace_id: str
     name: str
+    confirmed: bool = True
+    """Whether a person confirmed the agent when it was authenticated (no work before)."""
 
     @property
     def actor(self) -> str:

@@ -1,9 +1,12 @@
 """The agents' WebSocket (seed 001 §7.1, §7.4, §10): one outbound connection per agent.
 
 Handshake: bearer credential → ``agent.hello`` → ack + ``agent.welcome`` → replay of the
-downlink the agent missed → live. The rules of that exchange, the answers to what cannot be
-handled and the close codes are :class:`~lineup.protocol.session.HubSession`'s; this module
-does the I/O around it and dispatches events to the commands. Every inbound frame gets
+downlink the agent missed → live. An agent no person has confirmed yet is welcomed too (the
+welcome says ``awaitingConfirmation``) but gets no work and may send nothing but heartbeats
+until ``agent.confirmed`` reaches it on the downlink. The rules of that exchange, the answers
+to what cannot be handled and the close codes are
+:class:`~lineup.protocol.session.HubSession`'s; this module does the I/O around it and
+dispatches events to the commands. Every inbound frame gets
 exactly one answer (ack or error); nothing an agent sends can crash the connection or the hub.
 """
 
@@ -19,7 +22,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from lineup.hub import agent_logs, app_tools, commands
 from lineup.hub.actors import AgentIdentity
-from lineup.hub.commands import Recorded
+from lineup.hub.commands import Recorded, unconfirmed
 from lineup.hub.credentials import authenticate_agent
 from lineup.hub.downlink import CONNECTION_NEWS, concerns, for_agent
 from lineup.hub.follow import Follower
@@ -27,6 +30,7 @@ from lineup.hub.governance import invoke, listing
 from lineup.hub.presence import AgentLink
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
+from lineup.protocol import agent_settings
 from lineup.protocol import events as ev
 from lineup.protocol.codec import encode
 from lineup.protocol.envelope import Envelope, fingerprint
@@ -40,11 +44,15 @@ from lineup.protocol.session import (
     HubSession,
 )
 from lineup.protocol.times import ms_to_datetime
-from lineup.store import StoredEvent
+from lineup.store import Agent, StoredEvent
 
 log = logging.getLogger("lineup.hub.agents")
 
 IN_FLIGHT = 256
+
+WELCOME_SAYS = frozenset(("agent.confirmed", "agent.settings"))
+"""Downlink types whose news before the connection the welcome already told (whether the
+agent is confirmed, its settings): only later ones are sent, replayed or live."""
 
 
 class AgentConnection:
@@ -59,6 +67,8 @@ class AgentConnection:
         self._send_lock = asyncio.Lock()
         self.link: AgentLink | None = None
         self.connected_sequence: int | None = None  # our agent.connected
+        self.confirmed = True  # set from the agent's row at the hello
+        self._agent: Agent | None = None  # the row the hello found, for the welcome
         self._conversations: dict[str, str | None] = {}
 
     async def flush(self) -> None:
@@ -114,6 +124,8 @@ class AgentConnection:
 
         recorded = await self.hub.recorder.run(connect, lane=identity.actor)
         self.connected_sequence = recorded.sequence
+        self._agent = recorded.value
+        self.confirmed = recorded.value.confirmed
         session.acknowledge_hello(recorded.sequence)
         await self.flush()
         return hello
@@ -126,7 +138,16 @@ class AgentConnection:
         after = hello.last_sequence or 0
         # the earliest kept event matters only when the agent missed some
         first = await self.hub.store.first_sequence(ws) if after < latest else None
+        agent = self._agent
+        self._agent = None
         after = self.session.accept(
+            name=agent.name if agent else None,
+            awaiting_confirmation=not self.confirmed,
+            settings=(
+                agent_settings.effective(agent.settings_schema, agent.settings)
+                if agent is not None and agent.settings_schema
+                else None
+            ),
             agent_id=self.identity.agent_id,
             heartbeat_interval_ms=int(self.hub.settings.heartbeat_interval * 1000),
             last_sequence=after,
@@ -150,6 +171,8 @@ class AgentConnection:
         ):
             if event.type == "agent.revoked":
                 await self.close(CloseCode.REVOKED, "revoked")
+            elif event.type == "agent.rejected":
+                await self.close(CloseCode.REVOKED, "rejected by a person")
             elif event.type == "agent.connected":
                 await self.close(CloseCode.REPLACED, "replaced by a newer connection")
             elif event.payload.get("status") == "offline":
@@ -158,6 +181,11 @@ class AgentConnection:
         frame = for_agent(event, self.identity.agent_id)
         if frame is None:
             return False
+        if frame.type in WELCOME_SAYS:
+            if self.connected_sequence is None or event.sequence < self.connected_sequence:
+                return False  # the welcome said where things stood at the connection
+            if frame.type == "agent.confirmed":
+                self.confirmed = True  # before the agent can hear of any work
         await self.send_event(frame)
         return True
 
@@ -255,6 +283,8 @@ class AgentConnection:
         agent = self.identity
         if kind in ("agent.heartbeat", "agent.hello"):
             return Recorded(None)
+        if not self.confirmed:
+            raise unconfirmed(agent.agent_id, agent.name)
         if kind == "message.delta":
             if envelope.conversation_id is None and envelope.task_id is not None:
                 envelope = envelope.model_copy(

@@ -29,8 +29,8 @@ from lineup.hub.translate import (
     task_state,
     with_default_options,
 )
+from lineup.protocol import agent_settings, facts
 from lineup.protocol import events as ev
-from lineup.protocol import facts
 from lineup.protocol.errors import (
     Conflict,
     Forbidden,
@@ -138,10 +138,22 @@ def agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
 
 
 def live_agent_in(w: Writing, workspace_id: str, agent_id: str) -> records.Agent:
+    """An agent that may be given work: neither revoked nor waiting for a person's
+    confirmation of its pairing."""
     agent = agent_in(w, workspace_id, agent_id)
     if agent.status == "revoked":
         raise Conflict(f"Agent {agent.name!r} was revoked; pair it again to give it work.")
+    if not agent.confirmed:
+        raise unconfirmed(agent.id, agent.name)
     return agent
+
+
+def unconfirmed(agent_id: str, name: str) -> Conflict:
+    return Conflict(
+        f"Agent {name!r} is waiting for a person to confirm it (Agents → {name} → Confirm); "
+        "until then it gets no work.",
+        details={"reason": "agent_unconfirmed", "agentId": agent_id},
+    )
 
 
 def conversation_in(read: Reader, workspace_id: str, conversation_id: str) -> records.Conversation:
@@ -535,16 +547,61 @@ def expire_interaction(w: Writing, row: records.Interaction) -> AppendResult:
 
 
 def agent_connected(w: Writing, agent: AgentIdentity, hello: ev.AgentHello) -> Recorded:
-    live_agent_in(w, agent.workspace_id, agent.agent_id)
+    """Record the connection; the value is the agent's row as it stands after it (whether
+    it is confirmed, its name and settings: what the welcome tells it)."""
+    row = agent_in(w, agent.workspace_id, agent.agent_id)
+    if row.status == "revoked":
+        raise Conflict(f"Agent {row.name!r} was revoked; pair it again to give it work.")
     fact = facts.AgentConnectedPayload(
         agent_id=agent.agent_id,
         agent_version=hello.agent_version,
         runtime=hello.runtime,
         capabilities=list(hello.capabilities),
         tools=None if hello.tools is None else [tool.wire() for tool in hello.tools],
+        settings_schema=hello.settings_schema,
     )
     result = w.append(agent.workspace_id, fact, actor=agent.actor)
-    return Recorded(result)
+    return Recorded(result, agent_in(w, agent.workspace_id, agent.agent_id))
+
+
+def save_agent_settings(
+    w: Writing,
+    person: Person,
+    agent_id: str,
+    values: dict[str, Any],
+    *,
+    event_id: str | None = None,
+) -> Recorded:
+    """A person saves the agent's settings: checked against the schema the agent declared,
+    recorded complete (defaults filled in), delivered to the agent. The same values again
+    record nothing."""
+    agent = agent_in(w, person.workspace_id, agent_id)
+    if agent.status == "revoked":
+        raise Conflict(
+            f"Agent {agent.name!r} was revoked; its settings no longer matter.",
+            details={"reason": "revoked"},
+        )
+    if not agent.settings_schema:
+        raise Conflict(
+            f"Agent {agent.name!r} declares no settings (its adapter sends a settingsSchema "
+            "in agent.hello).",
+            details={"reason": "no_settings"},
+        )
+    complete = agent_settings.checked_values(agent.settings_schema, values)
+    if agent.settings == complete:
+        return Recorded(None, complete)
+    result = w.append(
+        person.workspace_id,
+        facts.AgentSettingsChangedPayload(
+            agent_id=agent_id,
+            values=complete,
+            changed_by=person.actor,
+            target_agent_id=agent_id,
+        ),
+        actor=person.actor,
+        event_id=event_id,
+    )
+    return Recorded(result, complete)
 
 
 def agent_went_offline(w: Writing, workspace_id: str, agent_id: str, last_beat_ms: int) -> Recorded:

@@ -44,4 +44,4 @@ async def authenticate_agent(hub: HubState, authorization: str) -> AgentIdentity
         raise refused("LNP-AUTH-REVOKED", "This agent's access was revoked.")
     if agent is None or agent.status == "revoked":
         raise refused("LNP-AUTH-REVOKED", "This agent's access was revoked.")
-    return AgentIdentity(agent.id, agent.workspace_id, agent.name)
+    return AgentIdentity(agent.id, agent.workspace_id, agent.name, agent.confirmed)

@@ -29,9 +29,11 @@ def _envelope(event: StoredEvent, type_: str, payload: dict[str, Any]) -> Envelo
     )
 
 
-CONNECTION_NEWS = frozenset(("agent.connected", "agent.revoked", "agent.status_changed"))
-"""Events an agent's connection reacts to itself: its agent connected again, was revoked, or
-was recorded offline (by another node, which found this one dead)."""
+CONNECTION_NEWS = frozenset(
+    ("agent.connected", "agent.revoked", "agent.rejected", "agent.status_changed")
+)
+"""Events an agent's connection reacts to itself: its agent connected again, was revoked or
+rejected, or was recorded offline (by another node, which found this one dead)."""
 
 
 def concerns(event: StoredEvent, agent_id: str) -> bool:
@@ -96,6 +98,12 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             if fact.reason:
                 payload["reason"] = fact.reason
             return _envelope(event, "task.cancel_requested", payload)
+        case facts.AgentConfirmedPayload():
+            payload = {"agentId": fact.agent_id, "name": fact.name}
+            return _envelope(event, "agent.confirmed", payload)
+        case facts.AgentSettingsChangedPayload():
+            payload = {"agentId": fact.agent_id, "values": dict(fact.values)}
+            return _envelope(event, "agent.settings", payload)
         case facts.ToolCompletedPayload():
             payload = {"call_id": fact.call_id, "name": fact.name}
             if fact.action is not None:

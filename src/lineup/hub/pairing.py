@@ -1,5 +1,10 @@
 """Pairing (seed 001 §7.1): a one-time code, valid 10 minutes, exchanged by the agent's adapter
-for a credential. Codes are stored hashed; redemption is throttled per IP and per code."""
+for a credential. Codes are stored hashed; redemption is throttled per IP and per code.
+
+Binding finishes when a person confirms the agent (its name, version, runtime and
+capabilities shown in the app), maybe under another name; until then the agent may connect
+but gets no work. A person who does not recognise it rejects it instead: its credential
+stops working and it leaves the workspace."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from lineup.hub.security import (
     token_hash,
 )
 from lineup.protocol import facts
-from lineup.protocol.errors import NotFound
+from lineup.protocol.errors import Conflict, NotFound
 from lineup.protocol.ids import new_id
 from lineup.store import AgentCredentialRecord, PairingCodeRecord
 from lineup.store import auth as store_auth
@@ -66,6 +71,7 @@ class Paired:
     workspace_id: str
     credential: str
     name: str
+    awaiting_confirmation: bool = True
 
 
 def code_hash(code: str) -> str:
@@ -97,7 +103,13 @@ def _invalid() -> NotFound:
 
 
 def redeem(
-    w: Writing, code: str, *, name: str | None, runtime: str | None, agent_version: str | None
+    w: Writing,
+    code: str,
+    *,
+    name: str | None,
+    runtime: str | None,
+    agent_version: str | None,
+    capabilities: list[str] | None = None,
 ) -> Paired:
     record = store_auth.get_pairing_code_by_hash(w.connection, code_hash(code))
     if record is None or record.used_at is not None or record.expires_at <= w.now_ms:
@@ -111,6 +123,8 @@ def redeem(
         name=agent_name,
         runtime=runtime[:100] if runtime else None,
         agent_version=agent_version[:100] if agent_version else None,
+        awaiting_confirmation=True,
+        capabilities=list(capabilities) if capabilities else None,
     )
     w.append(record.workspace_id, fact, actor=record.created_by)
     credential = new_token(CREDENTIAL_PREFIX)
@@ -141,3 +155,52 @@ def revoke(w: Writing, person: Person, agent_id: str, event_id: str | None = Non
         event_id=event_id,
     )
     return True
+
+
+def confirm(
+    w: Writing, person: Person, agent_id: str, name: str | None, event_id: str | None = None
+) -> bool:
+    """A person confirms the agent (maybe renaming it): from now on it may get work.
+    Confirming a confirmed agent changes nothing (renaming is ``agent.renamed``'s job)."""
+    agent = w.read.get_agent(person.workspace_id, agent_id)
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.", details={"agentId": agent_id})
+    if agent.status == "revoked":
+        raise Conflict(
+            f"Agent {agent.name!r} was revoked; pair it again.", details={"reason": "revoked"}
+        )
+    if agent.confirmed:
+        return False
+    w.append(
+        person.workspace_id,
+        facts.AgentConfirmedPayload(
+            agent_id=agent_id,
+            name=(name or "").strip() or agent.name,
+            confirmed_by=person.actor,
+            target_agent_id=agent_id,
+        ),
+        actor=person.actor,
+        event_id=event_id,
+    )
+    return True
+
+
+def reject(w: Writing, person: Person, agent_id: str, event_id: str | None = None) -> None:
+    """A person does not recognise a newly paired agent: its credential stops working and it
+    leaves the workspace. Only an unconfirmed agent can be rejected (a confirmed one is
+    revoked, which keeps its history attached to its tasks)."""
+    agent = w.read.get_agent(person.workspace_id, agent_id)
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r} in this workspace.", details={"agentId": agent_id})
+    if agent.confirmed:
+        raise Conflict(
+            f"Agent {agent.name!r} is confirmed already; revoke it instead.",
+            details={"reason": "already_confirmed"},
+        )
+    store_auth.revoke_agent_credentials(w.connection, agent_id, w.now_ms)
+    w.append(
+        person.workspace_id,
+        facts.AgentRejectedPayload(agent_id=agent_id, rejected_by=person.actor),
+        actor=person.actor,
+        event_id=event_id,
+    )

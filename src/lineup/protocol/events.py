@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
+from lineup.protocol import agent_settings
 from lineup.protocol._model import WireModel
 from lineup.protocol.agent_logs import AgentLogs
 from lineup.protocol.builtin_tools import ToolCancel
@@ -33,6 +34,19 @@ from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
 Title = Annotated[str, Field(min_length=1, max_length=500)]
 Text = Annotated[str, Field(max_length=100_000)]
 Capability = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+def _settings_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    problems = agent_settings.schema_problems(schema)
+    if problems:
+        first = problems[0]
+        where = f" at {first['path']}" if first["path"] else ""
+        raise ValueError(f"not a usable settings schema{where}: {first['problem']}")
+    return schema
+
+
+SettingsSchema = Annotated[dict[str, Any], AfterValidator(_settings_schema)]
+"""A settings schema (the subset of JSON Schema in :mod:`lineup.protocol.agent_settings`)."""
 
 
 class Sender(StrEnum):
@@ -102,6 +116,8 @@ class AgentHello(WireModel):
     capabilities: Annotated[list[Capability], Field(max_length=100)] = Field(default_factory=list)
     last_sequence: Annotated[int, Field(ge=0)] | None = None
     tools: Annotated[list[ToolDefinition], Field(max_length=256)] | None = None
+    settings_schema: SettingsSchema | None = None
+    """The agent's settings people may change from the app; absent: it has none."""
 
 
 class AgentHeartbeat(WireModel):
@@ -216,6 +232,27 @@ class AgentWelcome(WireModel):
     workspace_id: Identifier
     heartbeat_interval_ms: Annotated[int, Field(ge=100)]
     latest_sequence: Annotated[int, Field(ge=0)]
+    name: Annotated[str, Field(max_length=100)] | None = None
+    """The agent's name in LineUp (people may rename it)."""
+    awaiting_confirmation: bool = False
+    """True while no person has confirmed the agent since it paired: it gets no work until
+    ``agent.confirmed`` comes."""
+    settings: dict[str, Any] | None = None
+    """The settings to run with (defaults included), when the agent has a settings schema."""
+
+
+class AgentConfirmed(WireModel):
+    """A person confirmed the agent (under ``name``): work may come from now on."""
+
+    agent_id: Identifier
+    name: Annotated[str, Field(max_length=100)]
+
+
+class AgentSettings(WireModel):
+    """A person saved the agent's settings: the complete values to run with."""
+
+    agent_id: Identifier
+    values: dict[str, Any]
 
 
 class ClientSubscribe(WireModel):
@@ -279,6 +316,8 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("interaction.expired", InteractionExpiry, {H}, "Nobody answered in time."),
         _spec("system.resync_required", SystemResyncRequired, {H}, "Replay is impossible."),
         _spec("agent.welcome", AgentWelcome, {H}, "Answer to agent.hello."),
+        _spec("agent.confirmed", AgentConfirmed, {H}, "A person confirmed the agent."),
+        _spec("agent.settings", AgentSettings, {H}, "A person changed the agent's settings."),
         _spec("client.subscribe", ClientSubscribe, {U}, "Resume a person's event stream."),
         _spec("client.caught_up", ClientCaughtUp, {H}, "Replay finished; live from here."),
         _spec("tool.list", ToolList, {U, A, H}, "Register or list tools (seed 000 §4.6)."),
@@ -304,6 +343,8 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "tool.result",  # from tool.completed
         "tool.cancelled",
         "capability.result",  # from the invocation's facts
+        "agent.confirmed",
+        "agent.settings",  # from agent.settings_changed
     }
 )
 

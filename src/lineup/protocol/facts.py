@@ -114,6 +114,11 @@ class AgentPairedPayload(Fact):
     name: str
     runtime: str | None = None
     agent_version: str | None = None
+    awaiting_confirmation: bool | None = None
+    """True when a person must confirm the agent before it gets work (``agent.confirmed``);
+    absent (every older log, and an agent the hub's operator set up) means confirmed."""
+    capabilities: list[str] | None = None
+    """What the adapter said it can do when it redeemed the code, if it said."""
 
 
 class AgentConnectedPayload(Fact):
@@ -124,6 +129,33 @@ class AgentConnectedPayload(Fact):
     capabilities: list[str] | None = None
     tools: list[dict[str, Any]] | None = None
     """The tool definitions the agent offers (seed 000), absent when it did not say."""
+    settings_schema: dict[str, Any] | None = None
+    """The JSON Schema of the agent's settings, absent when it has none."""
+
+
+class AgentConfirmedPayload(Fact):
+    fact_type = "agent.confirmed"
+    agent_id: str
+    name: str
+    """The name the person confirmed (maybe a new one)."""
+    confirmed_by: str
+    target_agent_id: str
+    """The agent itself: it hears of its confirmation on its downlink."""
+
+
+class AgentRejectedPayload(Fact):
+    fact_type = "agent.rejected"
+    agent_id: str
+    rejected_by: str
+
+
+class AgentSettingsChangedPayload(Fact):
+    fact_type = "agent.settings_changed"
+    agent_id: str
+    values: dict[str, Any]
+    """The complete settings saved (defaults filled in), checked against its schema."""
+    changed_by: str
+    target_agent_id: str
 
 
 class AgentStatusChangedPayload(Fact):
@@ -644,6 +676,9 @@ FACTS: Mapping[str, type[Fact]] = {
         AgentStatusChangedPayload,
         AgentRenamedPayload,
         AgentRevokedPayload,
+        AgentConfirmedPayload,
+        AgentRejectedPayload,
+        AgentSettingsChangedPayload,
         ConversationCreatedPayload,
         MessageCreatedPayload,
         TaskCreatedPayload,

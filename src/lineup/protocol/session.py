@@ -340,6 +340,9 @@ class HubSession(_Session):
         latest_sequence: int,
         earliest_sequence: int | None,
         now: datetime,
+        name: str | None = None,
+        awaiting_confirmation: bool = False,
+        settings: dict[str, Any] | None = None,
     ) -> int:
         """Welcome the agent and open the session; returns the sequence to replay after.
 
@@ -354,6 +357,9 @@ class HubSession(_Session):
             workspace_id=self.workspace_id,
             heartbeat_interval_ms=heartbeat_interval_ms,
             latest_sequence=latest_sequence,
+            name=name,
+            awaiting_confirmation=awaiting_confirmation,
+            settings=settings,
         )
         self._outgoing.append(
             self._envelope("agent.welcome", welcome.wire(), now, self._ids("evt"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -13,8 +13,10 @@ from typing import Any
 import httpx
 
 from lineup import __version__
+from lineup.protocol import agent_settings
 from lineup.protocol.ids import new_id
 from lineup.sdk._backoff import Backoff
+from lineup.sdk._binding import Binding, SettingsHook
 from lineup.sdk._config import AgentConfig, agent_home
 from lineup.sdk._core import Core
 from lineup.sdk._direct import AgentHost, DirectEndpoint, DirectModeError, HostedAgent
@@ -59,6 +61,12 @@ class Agent:
     bearer tokens, URLs' passwords and secret query parameters, values of fields whose names
     look secret or are listed in ``sensitive_fields`` (``extra={"api_key": …}`` in a logging
     call), and whatever the ``redact`` hook, a function of each string, takes out first.
+
+    ``settings_schema`` describes the settings people may change from the app, as JSON
+    Schema: an object whose properties are ``string``, ``number``, ``integer`` or
+    ``boolean`` (optionally an ``enum``) with ``title``, ``description`` and ``default``
+    (docs/protocol.md §5.1). The values are :attr:`settings`; :meth:`on_settings_change`
+    hears of changes. A schema outside that subset is a ``ValueError`` here.
     """
 
     def __init__(
@@ -80,11 +88,23 @@ class Agent:
         redact: Callable[[str], str] | None = None,
         diagnostic_loggers: Sequence[str] = (),
         diagnostics_interval: float | None = 5.0,
+        settings_schema: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(sensitive_fields, str) or isinstance(diagnostic_loggers, str):
             raise TypeError("sensitive_fields and diagnostic_loggers are sequences of names.")
         if diagnostics_interval is not None and diagnostics_interval <= 0:
             raise ValueError("diagnostics_interval must be positive seconds (or None: off).")
+        schema = None
+        if settings_schema is not None:
+            problems = agent_settings.schema_problems(dict(settings_schema))
+            if problems:
+                first = problems[0]
+                raise ValueError(
+                    f"settings_schema is not usable at {first['path'] or 'the top'}: "
+                    f"{first['problem']}"
+                )
+            schema = dict(settings_schema)
+        self._binding = Binding(schema)
         directory = (
             Path(state_dir) if state_dir is not None else agent_home() / "state" / config.agent_id
         )
@@ -106,6 +126,7 @@ class Agent:
             redact=redact,
             diagnostic_loggers=tuple(diagnostic_loggers),
             diagnostics_interval=diagnostics_interval,
+            settings_schema=schema,
         )
         self._task_handler: TaskHandler | None = None
         self._message_handler: MessageHandler | None = None
@@ -127,6 +148,25 @@ class Agent:
     def connected(self) -> bool:
         """True while a connection is open and the hub has welcomed the agent."""
         return self._core is not None and self._core.connected.is_set()
+
+    @property
+    def awaiting_confirmation(self) -> bool:
+        """True while connected but not yet confirmed by a person in LineUp: the hub sends
+        no work until then (the log says so; nothing fails)."""
+        return self._binding.awaiting_confirmation
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings to run with: what a person saved in the app, else each setting's
+        default (before the first connection, the defaults)."""
+        return dict(self._binding.settings)
+
+    def on_settings_change(self, hook: SettingsHook) -> SettingsHook:
+        """Decorator: ``def on_settings(values: dict) -> None`` (or ``async def``), called
+        with the complete settings when they change — a person saved them, or the hub's
+        welcome brings values this agent did not have."""
+        self._binding.on_change(hook)
+        return hook
 
     @property
     def tools(self) -> Tools:
@@ -239,7 +279,7 @@ class Agent:
         await self._run_core(replace(self._settings, config=config, state_path=state_path))
 
     async def _run_core(self, settings: Settings) -> None:
-        core = Core(settings, self._task_handler, self._message_handler)
+        core = Core(settings, self._task_handler, self._message_handler, self._binding)
         self._core = core
         try:
             await core.run()

@@ -30,6 +30,7 @@ from lineup.protocol.events import InteractionResolved
 from lineup.protocol.ids import new_id
 from lineup.protocol.redaction import Redactor
 from lineup.protocol.tools import ToolList, ToolResult
+from lineup.sdk._binding import Binding
 from lineup.sdk._capabilities import StatusCallback
 from lineup.sdk._diagnostics import DiagnosticLog
 from lineup.sdk._downlink import Downlink
@@ -54,8 +55,10 @@ class Core:
         settings: Settings,
         task_handler: TaskHandler | None,
         message_handler: MessageHandler | None,
+        binding: Binding | None = None,
     ) -> None:
         self._settings = settings
+        self.binding = binding if binding is not None else Binding(settings.settings_schema)
         self._config = settings.config
         self._store: StateStore | None = None
         self._shutting_down = False
@@ -64,7 +67,6 @@ class Core:
             lambda: self.store, self._requests, settings.backoff, settings.answer_timeout
         )
         self._runners = Runners(self, task_handler, message_handler, lambda: self._shutting_down)
-        self._downlink = Downlink(lambda: self.store, self._requests, self._runners)
         self.diagnostics: DiagnosticLog | None = None
         if settings.diagnostics_interval is not None:
             config = self._config
@@ -75,6 +77,7 @@ class Core:
                 ),
                 loggers=settings.diagnostic_loggers,
             )
+        self._downlink = Downlink(lambda: self.store, self._requests, self._runners, self.binding)
         self._link = Link(
             settings,
             self._downlink,

@@ -17,6 +17,8 @@ from lineup.protocol.capabilities import CapabilityListing, CapabilityResult
 from lineup.protocol.codec import encode
 from lineup.protocol.envelope import Envelope
 from lineup.protocol.events import (
+    AgentConfirmed,
+    AgentSettings,
     InteractionCancelled,
     InteractionExpiry,
     InteractionResolved,
@@ -26,6 +28,7 @@ from lineup.protocol.events import (
     TaskCancelRequested,
 )
 from lineup.protocol.tools import ToolList, ToolResult
+from lineup.sdk._binding import Binding
 from lineup.sdk._requests import Requests
 from lineup.sdk._runners import Runners
 from lineup.sdk._state import StateStore
@@ -37,9 +40,14 @@ class Downlink:
     """Routes each downlink event to the journal, the runners or the waiting requests."""
 
     def __init__(
-        self, store: Callable[[], StateStore], requests: Requests, runners: Runners
+        self,
+        store: Callable[[], StateStore],
+        requests: Requests,
+        runners: Runners,
+        binding: Binding | None = None,
     ) -> None:
         self._store = store
+        self.binding = binding if binding is not None else Binding(None)
         self.requests = requests
         self.runners = runners
         self.tool_lists: dict[str, list[dict[str, Any]]] = {}
@@ -77,6 +85,12 @@ class Downlink:
             self._cancel_requested(envelope, payload)
         elif isinstance(payload, MessageDelivered):
             self._message_delivered(envelope, payload)
+        elif isinstance(payload, AgentConfirmed):
+            self.binding.confirmed(payload.name)
+            store.advance(sequence)
+        elif isinstance(payload, AgentSettings):
+            self.binding.changed(dict(payload.values))
+            store.advance(sequence)
         elif isinstance(payload, ToolResult):
             self.requests.tool_result(envelope, payload)
         elif isinstance(payload, ToolList) and envelope.correlation_id is not None:

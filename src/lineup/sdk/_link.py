@@ -217,6 +217,7 @@ class Link:
                     "the hub welcomed agent %s; this is %s", info.agent_id, self._config.agent_id
                 )
             interval = self._settings.heartbeat_interval or info.heartbeat_interval_ms / 1000
+            self._downlink.binding.welcomed(info.name, info.awaiting_confirmation, info.settings)
             self.connected.set()
             logger.info(
                 "connected to %s as %s (hub at sequence %d, ours %d)",
@@ -290,6 +291,7 @@ class Link:
             capabilities=list(capabilities),
             last_sequence=self._downlink.store.cursor,
             tools=list(settings.tools) if settings.tools else None,
+            settings_schema=settings.settings_schema,
         )
 
     def _expect_answer(self, envelope_id: str) -> asyncio.Future[Ack | ErrorFrame]:

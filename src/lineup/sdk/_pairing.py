@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -26,6 +27,7 @@ async def pair(
     name: str,
     runtime: str = "python",
     agent_version: str = __version__,
+    capabilities: Sequence[str] | None = None,
     credentials_path: str | os.PathLike[str] | None = None,
     client: httpx.AsyncClient | None = None,
     http_timeout: float = 30.0,
@@ -41,14 +43,21 @@ async def pair(
     Raises :class:`~lineup.sdk.PairingFailed` with the hub's diagnostic and next step: a
     wrong, used or expired code is ``not_found``; too many attempts is ``rate_limited`` (see
     ``retry_after``); an unreachable hub is ``unavailable``.
+
+    Pairing does not finish the binding: a person confirms the agent in the app (its name,
+    version, runtime and capabilities shown there). The agent may run meanwhile; it is
+    welcomed, waits (:attr:`~lineup.sdk.Agent.awaiting_confirmation`) and gets work once
+    confirmed.
     """
     base = hub_url.rstrip("/")
-    body = {
+    body: dict[str, Any] = {
         "code": code.strip(),
         "name": name,
         "runtime": runtime,
         "agentVersion": agent_version,
     }
+    if capabilities is not None:  # shown to the person who confirms the agent
+        body["capabilities"] = list(capabilities)
     owned = client is None
     http = client if client is not None else httpx.AsyncClient(timeout=http_timeout)
     try:
@@ -89,6 +98,12 @@ async def pair(
         config.workspace_id,
         path,
     )
+    if data.get("awaitingConfirmation"):
+        logger.info(
+            "a person now confirms %r in LineUp (Agents → Confirm); the agent may connect "
+            "meanwhile and gets work once confirmed",
+            data.get("name") or name,
+        )
     return config
 
 

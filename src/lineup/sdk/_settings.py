@@ -44,6 +44,8 @@ class Settings:
     """Loggers besides ``lineup.sdk`` whose lines are sent to the hub."""
     diagnostics_interval: float | None = 5.0
     """Seconds between batches of diagnostic lines; ``None``: none are kept or sent."""
+    settings_schema: dict[str, Any] | None = None
+    """The JSON Schema of the settings people may change from the app (sent in the hello)."""
 
     def uploader(self) -> Uploader:
         return Uploader(

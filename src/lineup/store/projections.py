@@ -200,7 +200,7 @@ def _agent_paired(conn: Connection, event: StoredEvent, fact: f.AgentPairedPaylo
         on_insert={
             "workspace_id": event.workspace_id,
             "status": "never_connected",
-            "capabilities": [],
+            "capabilities": list(fact.capabilities or []),
             "tools": [],
             "created_at": event.recorded_at,
         },
@@ -209,6 +209,8 @@ def _agent_paired(conn: Connection, event: StoredEvent, fact: f.AgentPairedPaylo
             "runtime": fact.runtime,
             "agent_version": fact.agent_version,
             "updated_at": event.recorded_at,
+            # older logs never asked: their agents were confirmed when they paired
+            "confirmed_at": None if fact.awaiting_confirmation else event.recorded_at,
         },
     )
 
@@ -227,6 +229,8 @@ def _agent_connected(conn: Connection, event: StoredEvent, fact: f.AgentConnecte
         values["runtime"] = fact.runtime
     if fact.tools is not None:
         values["tools"] = list(fact.tools)
+    # each hello says the schema anew: an adapter that dropped its settings has none now
+    values["settings_schema"] = fact.settings_schema
     _update_agent(conn, event, fact.agent_id, **values)
 
 
@@ -249,6 +253,26 @@ def _agent_renamed(conn: Connection, event: StoredEvent, fact: f.AgentRenamedPay
 
 def _agent_revoked(conn: Connection, event: StoredEvent, fact: f.AgentRevokedPayload) -> None:
     _update_agent(conn, event, fact.agent_id, status="revoked", revoked_at=event.recorded_at)
+
+
+def _agent_confirmed(conn: Connection, event: StoredEvent, fact: f.AgentConfirmedPayload) -> None:
+    _update_agent(conn, event, fact.agent_id, name=fact.name, confirmed_at=event.recorded_at)
+
+
+def _agent_rejected(conn: Connection, event: StoredEvent, fact: f.AgentRejectedPayload) -> None:
+    # never confirmed, so nothing refers to it: a person said it is not theirs
+    statements.run(conn, _DELETE_AGENT, {"workspace_id": event.workspace_id, "id": fact.agent_id})
+
+
+_DELETE_AGENT = delete(agents).where(
+    agents.c.workspace_id == bindparam("workspace_id"), agents.c.id == bindparam("id")
+)
+
+
+def _agent_settings_changed(
+    conn: Connection, event: StoredEvent, fact: f.AgentSettingsChangedPayload
+) -> None:
+    _update_agent(conn, event, fact.agent_id, settings=dict(fact.values))
 
 
 # --- conversations and messages ------------------------------------------------------------
@@ -698,6 +722,9 @@ HANDLERS: Mapping[str, Handler] = dict(
         _on(f.AgentStatusChangedPayload, _agent_status_changed),
         _on(f.AgentRenamedPayload, _agent_renamed),
         _on(f.AgentRevokedPayload, _agent_revoked),
+        _on(f.AgentConfirmedPayload, _agent_confirmed),
+        _on(f.AgentRejectedPayload, _agent_rejected),
+        _on(f.AgentSettingsChangedPayload, _agent_settings_changed),
         _on(f.ConversationCreatedPayload, _conversation_created),
         _on(f.MessageCreatedPayload, _message_created),
         _on(f.TaskCreatedPayload, _task_created),

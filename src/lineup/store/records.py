@@ -84,6 +84,14 @@ class Agent(_FromRow):
     created_at: int
     updated_at: int
     offline_at: int | None = None
+    confirmed_at: int | None = None
+    """When a person confirmed it; None while it awaits confirmation (it gets no work)."""
+    settings_schema: dict[str, Any] | None = None
+    settings: dict[str, Any] | None = None
+
+    @property
+    def confirmed(self) -> bool:
+        return self.confirmed_at is not None
 
 
 @dataclass(frozen=True)

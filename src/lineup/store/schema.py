@@ -135,6 +135,9 @@ agents = Table(
     Column("revoked_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
+    Column("confirmed_at", BigInteger, nullable=True),  # null: a person has not confirmed it
+    Column("settings_schema", json_column_type(), nullable=True),
+    Column("settings", json_column_type(), nullable=True),  # as a person last saved them
     Index("ix_agents_workspace_id", "workspace_id"),
 )
 

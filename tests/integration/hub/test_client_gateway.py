@@ -49,16 +49,16 @@ def test_replay_then_live_in_order_and_resume_from_a_sequence(hub: HubClient):
         _subscribe(ws, ana)
         events, caught_up = _until_caught_up(ws)
         types = [e["type"] for e in events]
-        assert types == ["workspace.created", "member.joined", "agent.paired"]
-        assert [e["sequence"] for e in events] == [1, 2, 3] and caught_up == 3
+        assert types == ["workspace.created", "member.joined", "agent.paired", "agent.confirmed"]
+        assert [e["sequence"] for e in events] == [1, 2, 3, 4] and caught_up == 4
         assert events[2]["actor"].startswith("user:")
         ana.ok(ana.post("/conversations", {"title": "Site", "agentIds": [creds["agentId"]]}), 201)
         live = json.loads(ws.receive_text())
-        assert (live["type"], live["sequence"]) == ("conversation.created", 4)
+        assert (live["type"], live["sequence"]) == ("conversation.created", 5)
     with _open(hub, ana) as ws:
         _subscribe(ws, ana, last_sequence=2)
         events, caught_up = _until_caught_up(ws)
-        assert [e["sequence"] for e in events] == [3, 4] and caught_up == 4
+        assert [e["sequence"] for e in events] == [3, 4, 5] and caught_up == 5
 
 
 def test_streamed_agent_text_reaches_the_app_live_then_the_final_message(hub: HubClient):

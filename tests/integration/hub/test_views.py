@@ -61,7 +61,7 @@ def test_an_agents_history_lists_only_that_agent(hub: HubClient):
     until(lambda: ana.ok(ana.get(f"/agents/{one['agentId']}"))["status"] == "offline", "offline")
     history = ana.ok(ana.get(f"/agents/{one['agentId']}/events"))["events"]
     types = [e["type"] for e in history]
-    assert types[:2] == ["agent.paired", "agent.connected"]
+    assert types[:3] == ["agent.paired", "agent.confirmed", "agent.connected"]
     assert "agent.status_changed" in types
     assert {e["payload"]["agentId"] for e in history} == {one["agentId"]}
     assert ana.get("/agents/agent_nope/events").status_code == 404

@@ -139,6 +139,45 @@ async def test_agent_lifecycle_events_update_the_agent(ws: Workspace) -> None:
     await ws.read(read)
 
 
+async def test_confirmation_rejection_and_settings_project_and_replay_alike(ws: Workspace) -> None:
+    # an agent paired by an older hub was never asked: confirmed when it paired
+    await ws.append("agent.paired", {"agentId": "old", "name": "Old"})
+    await ws.append(
+        "agent.paired",
+        {"agentId": "a1", "name": "Builder", "awaitingConfirmation": True, "capabilities": ["x"]},
+    )
+    await ws.append(
+        "agent.paired", {"agentId": "a2", "name": "Stranger", "awaitingConfirmation": True}
+    )
+    assert (await ws.agent("old")).confirmed
+    waiting = await ws.agent("a1")
+    assert not waiting.confirmed and waiting.capabilities == ["x"]
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}
+    await ws.append(
+        "agent.connected",
+        {"agentId": "a1", "agentVersion": "1", "runtime": "py", "settingsSchema": schema},
+        actor="agent:a1",
+    )
+    await ws.append(
+        "agent.confirmed",
+        {"agentId": "a1", "name": "Site", "confirmedBy": "user:u1", "targetAgentId": "a1"},
+    )
+    await ws.append(
+        "agent.settings_changed",
+        {"agentId": "a1", "values": {"n": 3}, "changedBy": "user:u1", "targetAgentId": "a1"},
+    )
+    await ws.append("agent.rejected", {"agentId": "a2", "rejectedBy": "user:u1"})
+
+    async def seen() -> list[tuple[Any, ...]]:
+        agents = await ws.read(lambda r: r.list_agents(ws.id))
+        return [(a.id, a.name, a.confirmed, a.settings_schema, a.settings) for a in agents]
+
+    before = await seen()
+    assert before == [("old", "Old", True, None, None), ("a1", "Site", True, schema, {"n": 3})]
+    await ws.store.rebuild_projections()
+    assert await seen() == before
+
+
 async def test_conversation_and_messages(ws: Workspace) -> None:
     created = await ws.append(
         "conversation.created",

@@ -40,6 +40,19 @@ STORED: dict[str, dict[str, Any]] = {
     "agent.status_changed": {"agentId": "agent_1", "status": "offline", "lastHeartbeatAt": 5},
     "agent.renamed": {"agentId": "agent_1", "name": "Fixer"},
     "agent.revoked": {"agentId": "agent_1"},
+    "agent.confirmed": {
+        "agentId": "agent_1",
+        "name": "Builder",
+        "confirmedBy": "user:user_1",
+        "targetAgentId": "agent_1",
+    },
+    "agent.rejected": {"agentId": "agent_1", "rejectedBy": "user:user_1"},
+    "agent.settings_changed": {
+        "agentId": "agent_1",
+        "values": {"retries": 3},
+        "changedBy": "user:user_1",
+        "targetAgentId": "agent_1",
+    },
     "conversation.created": {"conversationId": "conv_1", "title": "Deps", "agentIds": ["a"]},
     "message.created": {
         "messageId": "msg_1",

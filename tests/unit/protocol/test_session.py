@@ -121,6 +121,7 @@ def test_the_hub_acks_the_hello_then_welcomes_and_replays_after_the_agents_curso
         "workspaceId": WS,
         "heartbeatIntervalMs": 25_000,
         "latestSequence": 9,
+        "awaitingConfirmation": False,
     }
     assert welcome.occurred_at == NOW
     assert hub.close_to_send() is None

@@ -115,6 +115,9 @@ class FakeHub:
         self.agent_id = AGENT
         self.credential = CREDENTIAL
         self.revoked = False
+        self.awaiting_confirmation = False
+        self.settings: dict[str, Any] | None = None
+        """What the welcome says: whether a person confirmed the agent, its settings."""
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.sequence = 0
         self.log: list[Envelope] = []
@@ -312,6 +315,9 @@ class FakeHub:
             latest_sequence=self.sequence,
             earliest_sequence=self.earliest_sequence,
             now=datetime.now(UTC),
+            name="builder",
+            awaiting_confirmation=self.awaiting_confirmation,
+            settings=self.settings,
         )
         for event in self.log:
             if event.sequence is not None and event.sequence > after:

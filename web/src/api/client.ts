@@ -172,6 +172,10 @@ export class Transport {
     return this.request<T>("PATCH", path, { body, idempotencyKey });
   }
 
+  put<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
+    return this.request<T>("PUT", path, { body, idempotencyKey });
+  }
+
   /** POST a file's bytes as they are. */
   upload<T>(path: string, data: Blob, contentType: string, idempotencyKey?: string): Promise<T> {
     return this.request<T>("POST", path, { raw: { data, contentType }, idempotencyKey });

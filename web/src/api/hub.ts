@@ -120,6 +120,20 @@ export class WorkspaceApi {
     return this.transport.get(this.path(`/agents/${enc(id)}/logs?limit=${limit}`));
   }
 
+  /** Finish pairing: the person recognises the agent (maybe under a new name). */
+  confirmAgent(id: string, name?: string, key?: string): Promise<Agent> {
+    return this.transport.post(this.path(`/agents/${enc(id)}/confirm`), name ? { name } : {}, key);
+  }
+
+  /** Refuse a newly paired agent: its credential stops working and it leaves the list. */
+  rejectAgent(id: string): Promise<void> {
+    return this.transport.post(this.path(`/agents/${enc(id)}/reject`), {});
+  }
+
+  saveAgentSettings(id: string, values: Record<string, unknown>, key?: string): Promise<Agent> {
+    return this.transport.put(this.path(`/agents/${enc(id)}/settings`), { values }, key);
+  }
+
   revokeAgent(id: string): Promise<Agent> {
     return this.transport.post(this.path(`/agents/${enc(id)}/revoke`), {});
   }

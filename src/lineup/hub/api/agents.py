@@ -1,4 +1,5 @@
-"""Agents: pairing codes, redemption by an adapter, list, rename, revoke."""
+"""Agents: pairing codes, redemption by an adapter, confirmation (or rejection) by a person,
+list, rename, settings, revoke."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from lineup.hub import agent_logs, pairing
+from lineup.hub import agent_logs, commands, pairing
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
@@ -33,6 +34,20 @@ class Redeem(Body):
     name: Annotated[str, Field(max_length=100)] | None = None
     runtime: Annotated[str, Field(max_length=100)] | None = None
     agent_version: Annotated[str, Field(max_length=100)] | None = None
+    capabilities: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(max_length=100)]
+        | None
+    ) = None
+
+
+class Confirm(Body):
+    name: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    """The name to confirm it under; absent: the name it paired with."""
+
+
+class SaveSettings(Body):
+    values: dict[str, Any]
+    """Every setting of the form; a left-out one takes its default."""
 
 
 class Rename(Body):
@@ -79,7 +94,12 @@ async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
     hub.limits.pairing_by_code.check(token_hash(normalise_pairing_code(body.code)), "pairing")
     paired = await hub.recorder.run(
         lambda w: pairing.redeem(
-            w, body.code, name=body.name, runtime=body.runtime, agent_version=body.agent_version
+            w,
+            body.code,
+            name=body.name,
+            runtime=body.runtime,
+            agent_version=body.agent_version,
+            capabilities=body.capabilities,
         )
     )
     base = hub.settings.public_url or str(request.base_url).rstrip("/")
@@ -90,6 +110,7 @@ async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
         "credential": paired.credential,
         "hubUrl": base,
         "websocketUrl": _websocket_url(base),
+        "awaitingConfirmation": paired.awaiting_confirmation,
     }
 
 
@@ -148,11 +169,55 @@ async def revoke_agent(
     return await get_agent(agent_id, hub, person)
 
 
+@router.post(
+    "/workspaces/{workspace_id}/agents/{agent_id}/confirm",
+    **answers(responses.Agent, 400, 401, 403, 404, 409, 413),
+)
+async def confirm_agent(
+    agent_id: str, body: Confirm, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    """Finish the binding: the person recognises the agent (maybe renaming it), and from now
+    on it may be given work. Confirming a confirmed agent changes nothing."""
+    await hub.recorder.run(lambda w: pairing.confirm(w, person, agent_id, body.name, key))
+    return await get_agent(agent_id, hub, person)
+
+
+@router.post(
+    "/workspaces/{workspace_id}/agents/{agent_id}/reject",
+    status_code=204,
+    **answers(None, 400, 401, 403, 404, 409),
+)
+async def reject_agent(agent_id: str, hub: Hub, person: Member, key: IdempotencyKey) -> None:
+    """Refuse a newly paired agent the person does not recognise: its credential stops
+    working, its connection is closed and it leaves the workspace's list."""
+    await hub.recorder.run(lambda w: pairing.reject(w, person, agent_id, key))
+    link = hub.presence.get(agent_id)
+    if link is not None and link.workspace_id == person.workspace_id:
+        await link.close(CloseCode.REVOKED, "rejected by a person")
+
+
+@router.put(
+    "/workspaces/{workspace_id}/agents/{agent_id}/settings",
+    **answers(responses.Agent, 400, 401, 403, 404, 409, 413),
+)
+async def save_agent_settings(
+    agent_id: str, body: SaveSettings, hub: Hub, person: Member, key: IdempotencyKey
+) -> dict[str, Any]:
+    """Save the agent's settings, checked against the schema it declared; the agent
+    receives them at once (``agent.settings``) and in its next welcome."""
+    await hub.recorder.run(
+        lambda w: commands.save_agent_settings(w, person, agent_id, body.values, event_id=key)
+    )
+    return await get_agent(agent_id, hub, person)
+
+
 AGENT_HISTORY = (
     "agent.paired",
     "agent.connected",
     "agent.status_changed",
     "agent.renamed",
+    "agent.confirmed",
+    "agent.settings_changed",
     "agent.revoked",
 )
 

@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse, Response
 from lineup.hub.api import responses
 from lineup.hub.api.deps import Hub, IdempotencyHeader, WorkspaceCaller
 from lineup.hub.api.openapi import errors
-from lineup.hub.commands import derived_id
+from lineup.hub.commands import derived_id, unconfirmed
 from lineup.hub.credentials import authenticate_agent
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound, PayloadTooLarge
 from lineup.protocol.ids import new_id
@@ -75,6 +75,8 @@ async def upload_artifact(
 ) -> JSONResponse:
     """Store a file for the agent's workspace; answers ``{fileId, url, size, sha256, …}``."""
     agent = await authenticate_agent(hub, request.headers.get("authorization", ""))
+    if not agent.confirmed:  # its files would be work people never agreed to
+        raise unconfirmed(agent.agent_id, agent.name)
     clean_name = _file_name(name)
     mime_type = media_type(request.headers.get("content-type"))
     expected = _expected_checksum(request.headers.get(CHECKSUM_HEADER))

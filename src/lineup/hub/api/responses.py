@@ -108,6 +108,9 @@ class Paired(View):
     credential: str = Field(description="The agent's secret; shown once, never again.")
     hub_url: str
     websocket_url: str = Field(description="Where the agent connects (`/ws/agent`).")
+    awaiting_confirmation: bool = Field(
+        description="True: a person confirms the agent in the app before it gets work."
+    )
 
 
 class Agent(View):
@@ -125,6 +128,16 @@ class Agent(View):
     created_at: Timestamp | None
     offline_at: Timestamp | None = Field(
         description="When the hub last found the agent's connection lost."
+    )
+    confirmed: bool = Field(
+        description="False while the agent awaits a person's confirmation: it gets no work."
+    )
+    confirmed_at: Timestamp | None
+    settings_schema: dict[str, Any] | None = Field(
+        description="The JSON Schema of its settings (a flat object of scalars), if it has any."
+    )
+    settings: dict[str, Any] = Field(
+        description="The settings it runs with: saved values that fit the schema, else defaults."
     )
 
 

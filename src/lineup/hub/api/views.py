@@ -7,6 +7,7 @@ from typing import Any
 from lineup.domain import ACTIVE_STATUSES
 from lineup.hub.downlink import for_person
 from lineup.hub.presence import Presence
+from lineup.protocol import agent_settings
 from lineup.protocol import builtin_tools as builtin
 from lineup.protocol.times import iso
 from lineup.store import (
@@ -50,6 +51,10 @@ def agent(a: Agent, presence: Presence | None = None) -> dict[str, Any]:
         "offlineAt": iso(a.offline_at),
         "revokedAt": iso(a.revoked_at),
         "createdAt": iso(a.created_at),
+        "confirmed": a.confirmed,
+        "confirmedAt": iso(a.confirmed_at),
+        "settingsSchema": a.settings_schema,
+        "settings": agent_settings.effective(a.settings_schema, a.settings),
     }
 
 

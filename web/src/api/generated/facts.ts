@@ -5,11 +5,30 @@ export type InputFormat = "text" | "email" | "url" | "number" | "integer";
 export type Risk = "low" | "medium" | "high";
 export type InteractionType = "approval" | "choice" | "input" | "review";
 
+export interface AgentConfirmedPayload {
+  agentId: string;
+  confirmedBy: string;
+  /**
+   * The name the person confirmed (maybe a new one).
+   */
+  name: string;
+  /**
+   * The agent itself: it hears of its confirmation on its downlink.
+   */
+  targetAgentId: string;
+  [k: string]: unknown;
+}
 export interface AgentConnectedPayload {
   agentId: string;
   agentVersion?: string;
   capabilities?: string[];
   runtime?: string;
+  /**
+   * The JSON Schema of the agent's settings, absent when it has none.
+   */
+  settingsSchema?: {
+    [k: string]: unknown;
+  };
   /**
    * The tool definitions the agent offers (seed 000), absent when it did not say.
    */
@@ -21,8 +40,22 @@ export interface AgentConnectedPayload {
 export interface AgentPairedPayload {
   agentId: string;
   agentVersion?: string;
+  /**
+   * True when a person must confirm the agent before it gets work (``agent.confirmed``);
+   * absent (every older log, and an agent the hub's operator set up) means confirmed.
+   */
+  awaitingConfirmation?: boolean;
+  /**
+   * What the adapter said it can do when it redeemed the code, if it said.
+   */
+  capabilities?: string[];
   name: string;
   runtime?: string;
+  [k: string]: unknown;
+}
+export interface AgentRejectedPayload {
+  agentId: string;
+  rejectedBy: string;
   [k: string]: unknown;
 }
 export interface AgentRenamedPayload {
@@ -32,6 +65,18 @@ export interface AgentRenamedPayload {
 }
 export interface AgentRevokedPayload {
   agentId: string;
+  [k: string]: unknown;
+}
+export interface AgentSettingsChangedPayload {
+  agentId: string;
+  changedBy: string;
+  targetAgentId: string;
+  /**
+   * The complete settings saved (defaults filled in), checked against its schema.
+   */
+  values: {
+    [k: string]: unknown;
+  };
   [k: string]: unknown;
 }
 export interface AgentStatusChangedPayload {
@@ -633,10 +678,13 @@ export interface WorkspaceCreatedPayload {
 }
 
 export interface FactPayloads {
+  "agent.confirmed": AgentConfirmedPayload;
   "agent.connected": AgentConnectedPayload;
   "agent.paired": AgentPairedPayload;
+  "agent.rejected": AgentRejectedPayload;
   "agent.renamed": AgentRenamedPayload;
   "agent.revoked": AgentRevokedPayload;
+  "agent.settings_changed": AgentSettingsChangedPayload;
   "agent.status_changed": AgentStatusChangedPayload;
   "approval.decided": ApprovalDecidedPayload;
   "approval.handed_over": ApprovalHandedOverPayload;

@@ -426,6 +426,27 @@ export interface paths {
         patch: operations["rename_agent_api_workspaces__workspace_id__agents__agent_id__patch"];
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/agents/{agent_id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm Agent
+         * @description Finish the binding: the person recognises the agent (maybe renaming it), and from now
+         *     on it may be given work. Confirming a confirmed agent changes nothing.
+         */
+        post: operations["confirm_agent_api_workspaces__workspace_id__agents__agent_id__confirm_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/agents/{agent_id}/events": {
         parameters: {
             query?: never;
@@ -467,6 +488,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/agents/{agent_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject Agent
+         * @description Refuse a newly paired agent the person does not recognise: its credential stops
+         *     working, its connection is closed and it leaves the workspace's list.
+         */
+        post: operations["reject_agent_api_workspaces__workspace_id__agents__agent_id__reject_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/agents/{agent_id}/revoke": {
         parameters: {
             query?: never;
@@ -481,6 +523,27 @@ export interface paths {
          * @description Revoke at once: the credential never works again and the open connection is closed.
          */
         post: operations["revoke_agent_api_workspaces__workspace_id__agents__agent_id__revoke_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/agents/{agent_id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save Agent Settings
+         * @description Save the agent's settings, checked against the schema it declared; the agent
+         *     receives them at once (``agent.settings``) and in its next welcome.
+         */
+        put: operations["save_agent_settings_api_workspaces__workspace_id__agents__agent_id__settings_put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1605,6 +1668,13 @@ export interface components {
         Agent: {
             /** Capabilities */
             capabilities: string[];
+            /**
+             * Confirmed
+             * @description False while the agent awaits a person's confirmation: it gets no work.
+             */
+            confirmed: boolean;
+            /** Confirmedat */
+            confirmedAt: string | null;
             /** Connectedat */
             connectedAt: string | null;
             /** Createdat */
@@ -1626,6 +1696,20 @@ export interface components {
             revokedAt: string | null;
             /** Runtime */
             runtime: string | null;
+            /**
+             * Settings
+             * @description The settings it runs with: saved values that fit the schema, else defaults.
+             */
+            settings: {
+                [key: string]: unknown;
+            };
+            /**
+             * Settingsschema
+             * @description The JSON Schema of its settings (a flat object of scalars), if it has any.
+             */
+            settingsSchema: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Status
              * @enum {string}
@@ -2107,6 +2191,11 @@ export interface components {
             /** Node */
             node: string;
             stream?: components["schemas"]["StreamHealth"] | null;
+        };
+        /** Confirm */
+        Confirm: {
+            /** Name */
+            name?: string | null;
         };
         /**
          * ContentBlock
@@ -2891,6 +2980,11 @@ export interface components {
             /** Agentid */
             agentId: string;
             /**
+             * Awaitingconfirmation
+             * @description True: a person confirms the agent in the app before it gets work.
+             */
+            awaitingConfirmation: boolean;
+            /**
              * Credential
              * @description The agent's secret; shown once, never again.
              */
@@ -3237,6 +3331,8 @@ export interface components {
         Redeem: {
             /** Agentversion */
             agentVersion?: string | null;
+            /** Capabilities */
+            capabilities?: string[] | null;
             /** Code */
             code: string;
             /** Name */
@@ -3313,6 +3409,13 @@ export interface components {
             audit: components["schemas"]["AuditEntryView"][];
             execution: components["schemas"]["ExecutionView"];
             invocation: components["schemas"]["InvocationView"];
+        };
+        /** SaveSettings */
+        SaveSettings: {
+            /** Values */
+            values: {
+                [key: string]: unknown;
+            };
         };
         /** SessionsEnded */
         SessionsEnded: {
@@ -5332,6 +5435,98 @@ export interface operations {
             };
         };
     };
+    confirm_agent_api_workspaces__workspace_id__agents__agent_id__confirm_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                agent_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Confirm"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     agent_events_api_workspaces__workspace_id__agents__agent_id__events_get: {
         parameters: {
             query?: {
@@ -5473,6 +5668,83 @@ export interface operations {
             };
         };
     };
+    reject_agent_api_workspaces__workspace_id__agents__agent_id__reject_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                agent_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     revoke_agent_api_workspaces__workspace_id__agents__agent_id__revoke_post: {
         parameters: {
             query?: never;
@@ -5534,6 +5806,98 @@ export interface operations {
             };
             /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    save_agent_settings_api_workspaces__workspace_id__agents__agent_id__settings_put: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                agent_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SaveSettings"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,5 @@
-// One agent: facts, rename, revoke, its connection history and its own diagnostic logs.
+// One agent: facts, confirmation (after pairing), settings, rename, revoke, its connection
+// history and its own diagnostic logs.
 
 import { useEffect, useId, useState, type FormEvent } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
@@ -10,13 +11,23 @@ import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
 import { fullTime } from "../../lib/time";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading, RelativeTime } from "../../ui";
+import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading, RelativeTime, StatusPill } from "../../ui";
 import { useSession } from "../auth/session";
 import { Timeline } from "../tasks/TaskDetail";
 import { DiagnosticLogs } from "./DiagnosticLogs";
+import { AgentSettings } from "./AgentSettings";
+import { ConfirmAgent } from "./ConfirmAgent";
 import "./agents.css";
 
-const AGENT_TYPES = new Set(["agent.paired", "agent.connected", "agent.status_changed", "agent.renamed", "agent.revoked"]);
+const AGENT_TYPES = new Set([
+  "agent.paired",
+  "agent.connected",
+  "agent.status_changed",
+  "agent.renamed",
+  "agent.confirmed",
+  "agent.settings_changed",
+  "agent.revoked",
+]);
 
 function aboutAgent(event: HubEvent, agentId: string): boolean {
   return AGENT_TYPES.has(event.type) && event.payload.agentId === agentId;
@@ -79,8 +90,14 @@ export function AgentDetail({ agentId }: { agentId: string }) {
         <div className="agent-title">
           <h1>{agent.name}</h1>
           <AgentStatusPill agent={agent} />
+          {agent.confirmed ? null : <StatusPill tone="waiting" icon="hand" label="Awaiting your confirmation" />}
         </div>
       </header>
+      {!agent.confirmed && agent.status !== "revoked" ? (
+        <Card className="confirm-card">
+          <ConfirmAgent agent={agent} />
+        </Card>
+      ) : null}
       {agent.status === "offline" ? (
         <Banner tone="danger" icon="plugOff" title="Offline">
           Last heartbeat {fullTime(agent.lastHeartbeatAt)} (<RelativeTime iso={agent.lastHeartbeatAt} />). Its running tasks wait for it to come back.
@@ -129,6 +146,15 @@ export function AgentDetail({ agentId }: { agentId: string }) {
             </div>
           </dl>
         </Card>
+
+        {agent.status !== "revoked" && agent.settingsSchema ? (
+          <Card>
+            <h2 className="card-title">
+              <Icon name="settings" size={18} /> Settings
+            </h2>
+            <AgentSettings agent={agent} />
+          </Card>
+        ) : null}
 
         {agent.status !== "revoked" ? (
           <Card>

@@ -5,7 +5,7 @@ import { useWorkspace } from "../../app/workspace";
 import { Link, navigate, useLocation, withQuery } from "../../lib/router";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
-import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading, RelativeTime } from "../../ui";
+import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading, RelativeTime, StatusPill } from "../../ui";
 import { useSession } from "../auth/session";
 import { ConnectAgent } from "./ConnectAgent";
 import "./agents.css";
@@ -91,6 +91,9 @@ function AgentCard({ agent }: { agent: Agent }) {
           {agent.name}
         </Link>
         <AgentStatusPill agent={agent} />
+        {agent.confirmed || agent.status === "revoked" ? null : (
+          <StatusPill tone="waiting" icon="hand" label="Awaiting confirmation" />
+        )}
       </div>
       <dl className="agent-facts">
         <div>

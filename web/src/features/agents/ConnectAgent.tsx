@@ -1,4 +1,5 @@
-// "Connect my agent": a one-time pairing code, its countdown, and the command to run.
+// "Connect my agent": a one-time pairing code, its countdown, and the command to run; then
+// "Waiting for your agent…", then the agent's details for the person to confirm (or reject).
 
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiError } from "../../api/client";
@@ -9,6 +10,7 @@ import { countdown } from "../../lib/time";
 import { useNow } from "../../lib/useNow";
 import { navigate } from "../../lib/router";
 import { Banner, Button, Card, CopyButton, Icon, Spinner } from "../../ui";
+import { ConfirmAgent } from "./ConfirmAgent";
 
 type Phase =
   | { kind: "loading" }
@@ -16,15 +18,17 @@ type Phase =
   | { kind: "ready"; code: PairingCode; issuedAt: number };
 
 export function ConnectAgent({ onClose }: { onClose: () => void }) {
-  const { api } = useWorkspace();
+  const { api, agents } = useWorkspace();
   const [phase, setPhase] = useState<Phase>({ kind: "loading" });
   const [paired, setPaired] = useState<{ id: string; name: string; connected: boolean } | null>(null);
+  const [rejected, setRejected] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const now = useNow(1000);
 
   const issue = useCallback(async () => {
     setPhase({ kind: "loading" });
     setPaired(null);
+    setRejected(false);
     try {
       const code = await api.createPairingCode();
       setPhase({ kind: "ready", code, issuedAt: Date.now() });
@@ -39,10 +43,15 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
   }, [issue]);
 
   useHubEvents((event) => {
-    if (event.type === "agent.paired" && event.payload.agentId)
+    if (event.type === "agent.paired" && event.payload.agentId && !paired)
       setPaired({ id: event.payload.agentId, name: event.payload.name ?? "Your agent", connected: false });
     if (event.type === "agent.connected" && paired && event.payload.agentId === paired.id) setPaired({ ...paired, connected: true });
   });
+  // what the hub knows of it now: its details, whether it is confirmed (the list follows events)
+  const agent = paired ? agents.data?.find((a) => a.id === paired.id) : undefined;
+  const confirmed = agent?.confirmed === true;
+  const name = agent?.name ?? paired?.name ?? "Your agent";
+  const connected = Boolean(agent?.online || paired?.connected);
 
   let body;
   if (phase.kind === "loading") body = <Spinner label="Making a pairing code…" />;
@@ -82,7 +91,7 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
             {paired ? (
               <p className="countdown" data-testid="pairing-used">
                 <Icon name="check" size={15} />
-                <span>Used by {paired.name} — this code no longer works.</span>
+                <span>Used by {name} — this code no longer works.</span>
               </p>
             ) : (
               <>
@@ -103,9 +112,21 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
             )}
           </li>
         </ol>
-        {paired ? (
-          <Banner tone="success" title={paired.connected ? `${paired.name} is connected` : `${paired.name} paired`}>
-            {paired.connected
+        {rejected ? (
+          <Banner tone="warning" title="Agent rejected" action={<Button size="sm" onClick={issue}>New code</Button>}>
+            Its credential no longer works and it is gone from your agents.
+          </Banner>
+        ) : paired && !confirmed ? (
+          agent ? (
+            <ConfirmAgent agent={agent} onDone={(outcome) => outcome === "rejected" && setRejected(true)} />
+          ) : (
+            <p className="waiting-line" role="status">
+              <Spinner size={14} /> {paired.name} paired — loading its details…
+            </p>
+          )
+        ) : paired ? (
+          <Banner tone="success" title={connected ? `${name} is connected` : `${name} is confirmed`}>
+            {connected
               ? "It can take tasks now. Next: start a conversation with it, write what you need, and tick Track as task to follow the work."
               : "Waiting for it to connect…"}
           </Banner>
@@ -115,7 +136,7 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
           </Banner>
         ) : (
           <p className="waiting-line" role="status">
-            <Spinner size={14} /> Waiting for your agent to connect…
+            <Spinner size={14} /> Waiting for your agent…
           </p>
         )}
       </>
@@ -136,7 +157,7 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
         Adapter: <strong>Generic SDK</strong>. Your agent connects out to this hub — no port to open on its machine.
       </p>
       {body}
-      {paired?.connected ? (
+      {paired && confirmed && connected ? (
         <div className="button-row">
           <Button variant="primary" icon="chat" onClick={() => navigate("/conversations?new=1")}>
             Start a conversation

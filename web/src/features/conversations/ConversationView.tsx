@@ -432,7 +432,7 @@ function PendingBubble({ pending, onRetry, onDiscard }: { pending: Pending; onRe
 function Composer({ conversationAgents, onSend }: { conversationAgents: string[]; onSend: (p: Pending) => void }) {
   const { agents } = useWorkspace();
   const candidates = (agents.data ?? []).filter(
-    (a) => a.status !== "revoked" && (conversationAgents.length === 0 || conversationAgents.includes(a.id)),
+    (a) => a.status !== "revoked" && a.confirmed !== false && (conversationAgents.length === 0 || conversationAgents.includes(a.id)),
   );
   const [content, setContent] = useState("");
   const [target, setTarget] = useState<string>("");

@@ -70,7 +70,7 @@ export function ConversationsView() {
 
 function NewConversation({ onCancel }: { onCancel: () => void }) {
   const { api, agents } = useWorkspace();
-  const live = (agents.data ?? []).filter((a) => a.status !== "revoked");
+  const live = (agents.data ?? []).filter((a) => a.status !== "revoked" && a.confirmed !== false);
   const [title, setTitle] = useState("");
   const [picked, setPicked] = useState<string[] | null>(null);
   const [busy, setBusy] = useState(false);

@@ -167,6 +167,7 @@ describe("approval card", () => {
       id: "agent_1", name: "builder", runtime: null, version: null, status: "offline" as const, online: false,
       capabilities: [], tools: [], lastHeartbeatAt: null, revokedAt: null, createdAt: null,
       connectedAt: "2026-07-24T11:00:00.000Z", offlineAt: "2026-07-24T12:01:00.000Z",
+      confirmed: true, confirmedAt: null, settingsSchema: null, settings: {},
     };
     const { rerender } = render(<InteractionCard interaction={answered} api={fakeApi(answered)} agent={offline} />);
     expect(screen.getByText("Queued — delivered when builder reconnects")).toBeVisible();

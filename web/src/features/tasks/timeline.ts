@@ -147,6 +147,10 @@ export function describeEvent(
       return { icon: "pencil", tone: "neutral", text: `${who} renamed it “${String(event.payload.name ?? "")}”` };
     case "agent.revoked":
       return { icon: "xCircle", tone: "neutral", text: `${who} revoked its access` };
+    case "agent.confirmed":
+      return { icon: "checkCircle", tone: "success", text: `${who} confirmed it as “${String(event.payload.name ?? "")}”` };
+    case "agent.settings_changed":
+      return { icon: "settings", tone: "neutral", text: `${who} changed its settings` };
     default:
       return { icon: "info", tone: "neutral", text: event.type };
   }
