@@ -3,8 +3,8 @@
 Handshake: bearer credential → ``agent.hello`` → ack + ``agent.welcome`` → replay of the
 downlink the agent missed → live. An agent no person has confirmed yet is welcomed too (the
 welcome says ``awaitingConfirmation``) but gets no work and may send nothing but heartbeats
-until ``agent.confirmed`` reaches it on the downlink. The rules of that exchange, the answers
-to what cannot be handled and the close codes are
+and its diagnostic lines until ``agent.confirmed`` reaches it on the downlink. The rules of
+that exchange, the answers to what cannot be handled and the close codes are
 :class:`~lineup.protocol.session.HubSession`'s; this module does the I/O around it and
 dispatches events to the commands. Every inbound frame gets
 exactly one answer (ack or error); nothing an agent sends can crash the connection or the hub.
@@ -283,6 +283,9 @@ class AgentConnection:
         agent = self.identity
         if kind in ("agent.heartbeat", "agent.hello"):
             return Recorded(None)
+        if kind == "agent.logs":  # kept beside the log, not in it
+            await agent_logs.keep(self.hub, agent, payload)
+            return Recorded(None)
         if not self.confirmed:
             raise unconfirmed(agent.agent_id, agent.name)
         if kind == "message.delta":
@@ -293,9 +296,6 @@ class AgentConnection:
             frame = envelope.model_copy(update={"sequence": None}).wire()
             frame["actor"] = agent.actor
             self.hub.broker.publish_ephemeral(agent.workspace_id, frame)
-            return Recorded(None)
-        if kind == "agent.logs":  # kept beside the log, not in it
-            await agent_logs.keep(self.hub, agent, payload)
             return Recorded(None)
         if kind == "tool.list":  # a query, answered by a tool.list frame
             answer = await app_tools.answer_query(self.hub, agent, envelope, payload)
