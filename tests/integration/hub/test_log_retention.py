@@ -5,6 +5,7 @@ keeping what is still needed; an app and an agent behind the horizon get
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from sqlalchemy import func, select
 from starlette.testclient import TestClient
 
+from lineup.cli import main
 from lineup.domain.retention import DAY_MS
 from lineup.hub import Settings, create_app
 from lineup.hub.audit import verify_chain
@@ -212,7 +214,11 @@ def test_compaction_by_age_then_an_app_behind_the_horizon_resyncs_to_the_same_vi
 
 
 def test_compaction_by_size_keeps_what_is_needed_and_an_agent_behind_gets_it_all(
-    hub_database: str, tmp_path: Path, clock: FakeClock
+    hub_database: str,
+    tmp_path: Path,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     with _app(hub_database, tmp_path, clock, retention_days=0) as client:
         hub = HubClient(client)
@@ -279,6 +285,20 @@ def test_compaction_by_size_keeps_what_is_needed_and_an_agent_behind_gets_it_all
         assert sequences == sorted(sequences) and sequences[0] > cursor
         # nothing of the cancelled task it never had, nor of other people's chat
         assert gone["task"]["id"] not in {f["payload"].get("taskId") for f in replayed}
+
+        # the operator's command prints the figures; a dry run changes nothing
+        monkeypatch.setenv("LINEUP_DATABASE_URL", hub_database)
+        monkeypatch.setenv("LINEUP_HOME", str(tmp_path))
+        monkeypatch.setenv("LINEUP_RETENTION_DAYS", "0")
+        capsys.readouterr()
+        assert main(["log", "compact", "--dry-run"]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        (line,) = [p for p in printed if p.startswith(ana.workspace_id)]
+        figures = rf"{ana.workspace_id}: horizon {latest - 2} -> \d+ of \d+; would delete \d+ "
+        figures += r"events, \d+ kept below the horizon \(3 events; \d+ ms\)"
+        assert re.fullmatch(figures, line), line
+        assert re.fullmatch(r"\d+ workspaces: would delete \d+ events in [\d.]+ s.*", printed[-1])
+        assert _events_page(ana, 0)["earliestSequence"] == latest - 2
 
 
 def test_an_agent_behind_the_horizon_gets_what_one_that_never_left_gets(
