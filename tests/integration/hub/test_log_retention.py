@@ -19,6 +19,7 @@ from lineup.hub import Settings, create_app
 from lineup.hub.audit import verify_chain
 from lineup.hub.retention import Compaction, compact
 from lineup.hub.state import HubState
+from lineup.protocol.errors import Conflict
 from lineup.protocol.times import now_ms
 from lineup.store import Reader
 from lineup.store.schema import events
@@ -267,6 +268,10 @@ def test_compaction_by_size_keeps_what_is_needed_and_an_agent_behind_gets_it_all
         assert client.portal is not None
         verified = client.portal.call(verify_chain, state.store)
         assert verified.ok and verified.checked >= 1
+        # the projections cannot be rebuilt from a compacted log: they are its only record
+        with pytest.raises(Conflict) as refused:
+            client.portal.call(state.store.rebuild_projections)
+        assert refused.value.details["reason"] == "compacted"
 
         # the agent behind the horizon: told to resync, then replayed what is kept for it
         with hub.agent(creds, last_sequence=cursor) as back:
