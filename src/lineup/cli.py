@@ -23,7 +23,7 @@ HUB_MODULES = (
 )
 """What the hub's commands import first (``lineup[hub]``): looked for, not imported, so the
 command line starts fast whichever command it runs."""
-HUB_COMMANDS = ("serve", "user", "secrets", "audit", "credentials", "direct", "provider")
+HUB_COMMANDS = ("serve", "user", "secrets", "audit", "log", "credentials", "direct", "provider")
 """Commands that run the hub (direct mode embeds it): they need ``pip install 'lineup[hub]'``."""
 
 

@@ -70,6 +70,22 @@ CATALOGUE: Mapping[str, Key] = {
             frozenset({"workspace", "project"}),
         ),
         Key(
+            "retention.maxAgeDays",
+            "Days the workspace's event log is kept in full; older events are compacted "
+            "(0: kept however old). The system default is the hub's LINEUP_RETENTION_DAYS.",
+            {"type": "integer", "minimum": 0, "maximum": 36_500},
+            90,
+            frozenset({"workspace"}),
+        ),
+        Key(
+            "retention.maxEvents",
+            "The most of the workspace's latest events kept in full; older ones are "
+            "compacted (0: no limit). The system default is LINEUP_RETENTION_MAX_EVENTS.",
+            {"type": "integer", "minimum": 0, "maximum": 1_000_000_000},
+            0,
+            frozenset({"workspace"}),
+        ),
+        Key(
             "conversations.defaultProjectId",
             "The project an app preselects for a new conversation (unset: a personal one). "
             "The hub does not apply it by itself.",

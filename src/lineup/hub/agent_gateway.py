@@ -44,7 +44,7 @@ from lineup.protocol.session import (
     HubSession,
 )
 from lineup.protocol.times import ms_to_datetime
-from lineup.store import Agent, StoredEvent
+from lineup.store import Agent, StoredEvent, retention
 
 log = logging.getLogger("lineup.hub.agents")
 
@@ -120,6 +120,14 @@ class AgentConnection:
             done = commands.agent_connected(w, identity, hello)
             # this node holds the agent, in the same transaction
             self.hub.cluster.link(w, identity.agent_id, identity.workspace_id)
+            # what the agent surely has: compaction keeps people's messages to it after this
+            retention.record_cursor(
+                w.connection,
+                identity.workspace_id,
+                identity.agent_id,
+                hello.last_sequence or 0,
+                w.now_ms,
+            )
             return done
 
         recorded = await self.hub.recorder.run(connect, lane=identity.actor)
@@ -134,10 +142,10 @@ class AgentConnection:
         """Welcome the agent (and tell it to resync if what it missed is gone); the
         sequence to replay after."""
         ws = self.identity.workspace_id
-        latest = await self.hub.store.last_sequence(ws)
+        latest, horizon = await self.hub.store.read(
+            lambda r: (r.last_sequence(ws), r.log_horizon(ws))
+        )
         after = hello.last_sequence or 0
-        # the earliest kept event matters only when the agent missed some
-        first = await self.hub.store.first_sequence(ws) if after < latest else None
         agent = self._agent
         self._agent = None
         after = self.session.accept(
@@ -152,7 +160,7 @@ class AgentConnection:
             heartbeat_interval_ms=int(self.hub.settings.heartbeat_interval * 1000),
             last_sequence=after,
             latest_sequence=latest,
-            earliest_sequence=first,
+            earliest_sequence=horizon,
             now=ms_to_datetime(self.hub.clock()),
         )
         await self.flush()

@@ -1,5 +1,5 @@
-"""``lineup serve``, ``lineup user create``, ``lineup secrets`` and ``lineup audit``: the
-hub's part of the command line."""
+"""``lineup serve``, ``lineup user create``, ``lineup secrets``, ``lineup audit`` and
+``lineup log compact``: the hub's part of the command line."""
 
 from __future__ import annotations
 
@@ -71,6 +71,21 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     export.add_argument("--out", default=None, help="file to write (default: standard output)")
     export.add_argument("--workspace", default=None, help="only this workspace's entries")
     export.set_defaults(func=_audit_export)
+
+    log_parser = commands.add_parser("log", help="the event log")
+    log_commands = log_parser.add_subparsers(dest="log_command", metavar="ACTION", required=True)
+    compact = log_commands.add_parser(
+        "compact",
+        help="compact every workspace's log by its retention policy now",
+        description="Delete events older than each workspace's retention (LINEUP_RETENTION_"
+        "DAYS / LINEUP_RETENTION_MAX_EVENTS, or its own retention.* settings), keeping what is "
+        "still needed, and print the figures. The hub does this by itself every "
+        "LINEUP_RETENTION_INTERVAL; running both at once is harmless.",
+    )
+    compact.add_argument(
+        "--dry-run", action="store_true", help="count what would be deleted; change nothing"
+    )
+    compact.set_defaults(func=_log_compact)
 
     creds = commands.add_parser(
         "credentials", help="what the hub holds to reach each provider's system (sealed)"
@@ -300,6 +315,56 @@ async def export_audit(settings: Settings, out: TextIO, workspace_id: str | None
         return await export_chain(store, out.write, workspace_id=workspace_id)
     finally:
         await store.close()
+
+
+def _log_compact(args: argparse.Namespace) -> int:
+    try:
+        done = asyncio.run(compact_log(Settings.from_env(), dry_run=args.dry_run))
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 2
+    for line in describe_compaction(done, dry_run=args.dry_run):
+        print(line)
+    return 0
+
+
+async def compact_log(settings: Settings, *, dry_run: bool = False) -> list[Any]:
+    """Every workspace's log compacted by its policy now (``lineup.hub.retention``)."""
+    from lineup.hub.retention import compact
+    from lineup.store import Store
+
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        return await compact(store, settings, int(time.time() * 1000), dry_run=dry_run)
+    finally:
+        await store.close()
+
+
+def describe_compaction(done: list[Any], *, dry_run: bool) -> list[str]:
+    """One line per workspace, then the totals: what ``lineup log compact`` prints."""
+    verb = "would delete" if dry_run else "deleted"
+    lines = []
+    for c in done:
+        policy = c.policy
+        limits = ", ".join(
+            part
+            for part in (
+                f"{policy.max_age_days} days" if policy.max_age_days else "",
+                f"{policy.max_events} events" if policy.max_events else "",
+            )
+            if part
+        )
+        lines.append(
+            f"{c.workspace_id}: horizon {c.horizon_before} -> {c.horizon_after} of "
+            f"{c.last_sequence}; {verb} {c.deleted} events, {c.kept} kept below the horizon "
+            f"({limits or 'kept forever'}; {c.seconds * 1000:.0f} ms)"
+        )
+    deleted = sum(c.deleted for c in done)
+    seconds = sum(c.seconds for c in done)
+    rate = f", {deleted / seconds:,.0f} events/s" if deleted and seconds > 0 else ""
+    lines.append(f"{len(done)} workspaces: {verb} {deleted} events in {seconds:.2f} s{rate}")
+    return lines
 
 
 def _credentials_set(args: argparse.Namespace) -> int:

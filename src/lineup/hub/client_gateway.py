@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from lineup.domain.retention import behind
 from lineup.hub import app_tools
 from lineup.hub.accounts import person_in, session_user
 from lineup.hub.api.deps import session_cookie
@@ -142,15 +143,19 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
                     await live
             subscribe: ev.ClientSubscribe = result.payload
             await send(encode(Ack(id=result.envelope.id)))
+            after = subscribe.last_sequence
+            resync = await resync_frame(hub, person.workspace_id, after)
+            if resync is not None:  # the app rebuilds from the views; live from the latest
+                await send(encode(resync))
+                after = int(resync.payload["latestSequence"])
             follower = Follower(
-                hub.store,
-                hub.broker,
-                person.workspace_id,
-                subscribe.last_sequence,
-                send_event,
-                send_ephemeral,
+                hub.store, hub.broker, person.workspace_id, after, send_event, send_ephemeral
             )
             caught_up = await follower.replay()
+            if resync is None:  # a compaction that overtook the replay left holes in it
+                overtaken = await resync_frame(hub, person.workspace_id, after)
+                if overtaken is not None:
+                    await send(encode(overtaken))
             await send(encode(caught_up_frame(hub, person.workspace_id, caught_up)))
             live = asyncio.create_task(follower.live())
     except WebSocketDisconnect:
@@ -164,6 +169,29 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
                     await task
         if follower is not None:
             follower.close()
+
+
+async def resync_frame(hub: HubState, workspace_id: str, after: int) -> Envelope | None:
+    """``system.resync_required`` for an app whose cursor is behind the log's horizon: the
+    replay would have holes, so the hub goes on after the latest sequence instead."""
+    latest, horizon = await hub.store.read(
+        lambda r: (r.last_sequence(workspace_id), r.log_horizon(workspace_id))
+    )
+    if not behind(after, horizon):
+        return None
+    payload = ev.SystemResyncRequired(
+        reason="The log was compacted: rebuild from the HTTP views, then follow live.",
+        earliest_sequence=horizon,
+        latest_sequence=latest,
+        resume_after=latest,
+    )
+    return Envelope(
+        id=new_id("evt"),
+        type="system.resync_required",
+        occurred_at=ms_to_datetime(hub.clock()),
+        workspace_id=workspace_id,
+        payload=payload.wire(),
+    )
 
 
 def caught_up_frame(hub: HubState, workspace_id: str, sequence: int) -> Envelope:

@@ -146,6 +146,15 @@ class Settings:
     """``LINEUP_APPROVAL_TTL``: seconds a confirm card waits for a decision before it expires."""
     job_poll_interval: float = 1.0
     """Seconds between the core's looks at an async provider job."""
+    # --- the log's retention (lineup.hub.retention) ---
+    retention_days: int = 90
+    """``LINEUP_RETENTION_DAYS``: events older than this many days are compacted (0: kept
+    however old); a workspace may set its own ``retention.maxAgeDays``."""
+    retention_max_events: int = 0
+    """``LINEUP_RETENTION_MAX_EVENTS``: at most this many of a workspace's latest events are
+    kept in full (0: no limit); a workspace may set its own ``retention.maxEvents``."""
+    retention_interval: float = 3600.0
+    """``LINEUP_RETENTION_INTERVAL``: seconds between the monitor's compaction passes."""
 
     def __post_init__(self) -> None:
         if self.agent_log_lines < 1:
@@ -215,6 +224,7 @@ class Settings:
                 else None
             ),
             **_provider_env(),
+            **_retention_env(),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
@@ -240,6 +250,19 @@ def _provider_env() -> dict[str, object]:
         "provider_config": config,
         "provider_health_interval": _seconds("LINEUP_PROVIDER_HEALTH_INTERVAL", 300.0),
     }
+
+
+def _retention_env() -> dict[str, object]:
+    env = os.environ
+    values: dict[str, object] = {
+        "retention_days": int(env.get("LINEUP_RETENTION_DAYS") or 90),
+        "retention_max_events": int(env.get("LINEUP_RETENTION_MAX_EVENTS") or 0),
+        "retention_interval": _seconds("LINEUP_RETENTION_INTERVAL", 3600.0),
+    }
+    for name in ("LINEUP_RETENTION_DAYS", "LINEUP_RETENTION_MAX_EVENTS"):
+        if int(env.get(name) or 0) < 0:
+            raise ValueError(f"{name} must be 0 (no limit) or more")
+    return values
 
 
 def _edge_env() -> dict[str, object]:

@@ -1,6 +1,7 @@
 """The hub's clockwork (seed 001 §7.4): silent agents go offline, their running tasks fail
 with ``agent_unreachable`` after the grace period, and overdue requests — interactions and
-tool calls on people's apps — expire.
+tool calls on people's apps — expire; and the event log is compacted by each workspace's
+retention policy.
 
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Protocol
 
-from lineup.hub import app_tools, commands
+from lineup.hub import app_tools, commands, retention
 from lineup.hub.cluster import MONITOR_LEASE
 from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
@@ -52,6 +53,7 @@ class Monitor:
         self.hub = hub
         hub.leases.keep(MONITOR_LEASE)
         self._next_key_sweep_ms = 0
+        self._next_compaction_ms = 0
         self.lag_ms = 0
         """How late the last pass woke up: time in which this node read no heartbeat."""
 
@@ -65,6 +67,7 @@ class Monitor:
         await self.expire_tool_calls(now_ms)
         await self.hub.governance.tick(now_ms)  # approvals' expiry, orphaned executions
         await self.forget_old_idempotency_keys(now_ms)
+        await self.compact_log(now_ms)
 
     async def close_silent_links(self, now_ms: int) -> None:
         """Two missed heartbeats: the link is dead even if TCP has not noticed. A pass that
@@ -155,6 +158,14 @@ class Monitor:
         self._next_key_sweep_ms = now_ms + KEY_SWEEP_INTERVAL_MS
         before = now_ms - idempotency.KEY_TTL_MS
         await self.hub.store.write(lambda tx: idempotency.forget_keys_before(tx.connection, before))
+
+    async def compact_log(self, now_ms: int) -> None:
+        """The event log compacted by each workspace's retention, every
+        ``retention_interval`` (see :mod:`lineup.hub.retention`)."""
+        if now_ms < self._next_compaction_ms:
+            return
+        self._next_compaction_ms = now_ms + int(self.hub.settings.retention_interval * 1000)
+        await retention.compact(self.hub.store, self.hub.settings, now_ms)
 
     async def _offline(self, workspace_id: str, agent_id: str, last_beat_ms: int) -> None:
         try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lineup.domain import settings as layered
+from lineup.domain.retention import RetentionPolicy
 from lineup.domain.settings import Effective, Layers, Level
 from lineup.hub import audit
 from lineup.hub.actors import Person
@@ -51,7 +52,11 @@ class Place:
 def system_values(config: Settings) -> dict[str, Any]:
     """The system level: the catalogue's defaults, with the hub's configuration where it has
     a say."""
-    return {"approvals.ttlMinutes": max(1, round(config.approval_ttl / 60))}
+    return {
+        "approvals.ttlMinutes": max(1, round(config.approval_ttl / 60)),
+        "retention.maxAgeDays": config.retention_days,
+        "retention.maxEvents": config.retention_max_events,
+    }
 
 
 def layers_of(r: Reader, config: Settings, place: Place) -> dict[Level, dict[str, Any]]:
@@ -94,6 +99,15 @@ def approval_ttl_of(r: Reader, config: Settings, workspace_id: str, where: Where
     if found.level == "system":
         return int(config.approval_ttl * 1000)
     return int(found.value) * 60_000
+
+
+def retention_policy_of(r: Reader, config: Settings, workspace_id: str) -> RetentionPolicy:
+    """The workspace's effective log retention: its own ``retention.*`` where set, else the
+    hub's ``LINEUP_RETENTION_*``."""
+    layers = layers_of(r, config, Place(workspace_id))
+    age = layered.effective(layered.CATALOGUE["retention.maxAgeDays"], layers)
+    size = layered.effective(layered.CATALOGUE["retention.maxEvents"], layers)
+    return RetentionPolicy.of(int(age.value or 0), int(size.value or 0))
 
 
 def standing_limits(

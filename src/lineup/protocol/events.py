@@ -220,9 +220,15 @@ class InteractionCancelled(WireModel):
 
 
 class SystemResyncRequired(WireModel):
+    """The log after the client's cursor is no longer whole: it was compacted up to
+    ``earliestSequence`` (the horizon). ``resumeAfter`` is where the hub's replay goes on:
+    an agent's own ``lastSequence`` (what is still kept for it follows, then everything from
+    the horizon), a person's app's ``latestSequence`` (it rebuilds from the HTTP views)."""
+
     reason: Annotated[str, Field(max_length=500)]
     earliest_sequence: Annotated[int, Field(ge=0)] | None = None
     latest_sequence: Annotated[int, Field(ge=0)] | None = None
+    resume_after: Annotated[int, Field(ge=0)] | None = None
 
 
 class AgentWelcome(WireModel):

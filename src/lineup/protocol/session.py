@@ -79,7 +79,7 @@ REFUSALS: Mapping[int, ErrorCode] = {
 HELLO_TIMEOUT = 10.0
 """Seconds the hub waits for the first frame before it closes with 4400."""
 
-_RESYNC_REASON = "The events after your lastSequence are no longer kept."
+_RESYNC_REASON = "The log was compacted: the events after your lastSequence are not all kept."
 
 
 class SessionState(Enum):
@@ -174,8 +174,9 @@ class Welcomed:
 
 @dataclass(frozen=True, slots=True)
 class ResyncRequired:
-    """Agent side: the hub cannot replay what the agent missed; continue from
-    ``latest_sequence``."""
+    """Agent side: the log after the agent's cursor was compacted; the hub replays what it
+    kept for the agent after ``resync.resume_after`` (absent: nothing, go on after
+    ``latest_sequence``)."""
 
     resync: SystemResyncRequired
 
@@ -346,9 +347,12 @@ class HubSession(_Session):
     ) -> int:
         """Welcome the agent and open the session; returns the sequence to replay after.
 
-        When the events right after the agent's ``last_sequence`` are no longer kept
-        (``earliest_sequence`` is later than the next one), ``system.resync_required`` follows
-        the welcome and the replay starts after ``latest_sequence`` instead.
+        ``earliest_sequence`` is the log's horizon: from it on the log is whole, and before
+        it only what the hub still keeps for someone. When the agent's next event is before
+        it, ``system.resync_required`` follows the welcome, and the replay still goes on
+        after the agent's ``last_sequence`` (``resumeAfter``): what is kept of its downlink
+        (its open tasks, its pending answers, the people's messages it has not had), then
+        everything from the horizon.
         """
         if self.state is not SessionState.ACCEPTING:
             raise RuntimeError(f"Cannot welcome in state {self.state.value}.")
@@ -372,11 +376,11 @@ class HubSession(_Session):
                 reason=_RESYNC_REASON,
                 earliest_sequence=earliest_sequence,
                 latest_sequence=latest_sequence,
+                resume_after=after,
             )
             self._outgoing.append(
                 self._envelope("system.resync_required", resync.wire(), now, self._ids("evt"))
             )
-            after = latest_sequence
         return after
 
     def answer(

@@ -107,14 +107,31 @@ class Downlink:
         self.store.advance(envelope.sequence)
 
     def resync(self, payload: SystemResyncRequired) -> None:
+        """The hub compacted its log past this agent's cursor. What it still keeps for the
+        agent — its open tasks, the outcomes of its requests, people's messages to it —
+        follows this frame, after ``resumeAfter`` (the agent's own cursor), then everything
+        from the horizon: the cursor moves to ``resumeAfter`` and the journal dedups
+        whatever was handled already. Without ``resumeAfter`` (an older hub) nothing is
+        replayed, so the cursor jumps to ``latestSequence``."""
+        resume = payload.resume_after
+        if resume is None:
+            logger.warning(
+                "the hub cannot replay what this agent missed (%s); continuing from sequence "
+                "%s. Tasks already journaled go on; events in between are not replayed.",
+                payload.reason,
+                payload.latest_sequence,
+            )
+            if payload.latest_sequence is not None:
+                self.store.reset_cursor(payload.latest_sequence)
+            return
         logger.warning(
-            "the hub cannot replay what this agent missed (%s); continuing from sequence %s. "
-            "Tasks already journaled go on; events in between are not replayed.",
+            "the hub compacted its log up to sequence %s (%s); it replays what it kept for "
+            "this agent after %d",
+            payload.earliest_sequence,
             payload.reason,
-            payload.latest_sequence,
+            resume,
         )
-        if payload.latest_sequence is not None:
-            self.store.reset_cursor(payload.latest_sequence)
+        self.store.reset_cursor(resume)
 
     def _task_assigned(self, envelope: Envelope, payload: TaskAssigned) -> None:
         scope = payload.task_id

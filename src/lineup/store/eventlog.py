@@ -18,7 +18,7 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from lineup.protocol.errors import Conflict, InvalidArgument, NotFound
 from lineup.protocol.facts import Fact, parse_fact
-from lineup.store import projections, statements
+from lineup.store import projections, retention, statements
 from lineup.store.schema import events, workspaces
 
 WORKSPACE_CREATED = "workspace.created"
@@ -261,7 +261,17 @@ def replay_all(conn: Connection) -> int:
     The order is (recorded_at, workspace_id, sequence): per workspace that is the sequence
     (see ``_BUMP``), and across workspaces it approximates commit order for the few
     rows that workspaces share (users).
+
+    Refused once any workspace's log was compacted: a replay would then rebuild only what
+    is left, and the projections hold what the deleted events made.
     """
+    compacted = retention.any_compacted(conn)
+    if compacted is not None:
+        raise Conflict(
+            f"The log of workspace {compacted} was compacted; its projections are the only "
+            "full record of what came before the horizon and cannot be rebuilt from the log.",
+            details={"workspaceId": compacted, "reason": "compacted"},
+        )
     projections.clear(conn)
     order = (events.c.recorded_at, events.c.workspace_id, events.c.sequence)
     cursor: tuple[int, str, int] | None = None

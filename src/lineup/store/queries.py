@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Select, Table, Text, bindparam, cast, func, select
 from sqlalchemy.engine import Connection
 
-from lineup.store import files, statements
+from lineup.store import files, retention, statements
 from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import (
     Agent,
@@ -289,8 +289,15 @@ class Reader:
         stmt = select(workspaces.c.id, workspaces.c.last_sequence).where(workspaces.c.id.in_(ids))
         return {row.id: row.last_sequence for row in self._conn.execute(stmt)}
 
+    def log_horizon(self, workspace_id: str) -> int:
+        """The earliest sequence from which the log is whole (1 unless compacted): a cursor
+        ``after`` with ``after + 1`` below it needs ``system.resync_required``. Events below
+        it may still be stored (the keep rules of ``lineup.store.retention``) with holes."""
+        return retention.horizon_of(self._conn, workspace_id)
+
     def first_sequence(self, workspace_id: str) -> int | None:
-        """The oldest sequence still stored; a cursor below it minus one needs a resync."""
+        """The oldest sequence still stored (see :meth:`log_horizon` for whether a cursor is
+        behind what is kept)."""
         stmt = select(func.min(events.c.sequence)).where(events.c.workspace_id == workspace_id)
         value: int | None = self._conn.execute(stmt).scalar_one_or_none()
         return value

@@ -828,6 +828,31 @@ agent_logs = Table(
 agent's name for a line, so a batch sent again adds nothing. Not event-sourced: a replay of
 the log leaves these rows alone (``lineup.store.agent_logs``)."""
 
+# The log's retention (``lineup.store.retention``): not event-sourced, and a replay leaves them.
+
+log_horizons = Table(
+    "log_horizons",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), primary_key=True),
+    Column("horizon", BigInteger, nullable=False),
+    Column("compacted_events", BigInteger, nullable=False),
+    Column("compacted_at", BigInteger, nullable=False),
+)
+"""Each compacted workspace's horizon: every event at or after ``horizon`` is kept, and before
+it only those the keep rules hold (a workspace with no row was never compacted: horizon 1).
+``compacted_events`` counts the events compaction deleted there, all passes together."""
+
+agent_cursors = Table(
+    "agent_cursors",
+    metadata,
+    Column("agent_id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("last_sequence", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+"""The ``lastSequence`` each agent said in its latest hello: what it surely had. Compaction
+keeps the people's messages to an agent after it (the agent may not have them yet)."""
+
 # Reaching people when an agent waits for them or fails (``lineup.hub.notify``). Not
 # event-sourced: none of this is rebuilt by a replay. See ``lineup.store.notifications``.
 

@@ -118,7 +118,9 @@ class Store:
         return await self.write(lambda tx: tx.append(event))
 
     async def rebuild_projections(self) -> int:
-        """Empty the projections and replay the whole log; returns the number of events."""
+        """Empty the projections and replay the whole log; returns the number of events.
+        Refused (``conflict``) once a workspace's log was compacted: its projections are then
+        the only full record of its past."""
         return await self.write(lambda tx: eventlog.replay_all(tx.connection))
 
     def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
@@ -160,6 +162,9 @@ class Store:
 
     async def last_sequence(self, workspace_id: str) -> int:
         return await self.read(lambda r: r.last_sequence(workspace_id))
+
+    async def log_horizon(self, workspace_id: str) -> int:
+        return await self.read(lambda r: r.log_horizon(workspace_id))
 
     async def first_sequence(self, workspace_id: str) -> int | None:
         return await self.read(lambda r: r.first_sequence(workspace_id))

@@ -127,12 +127,13 @@ def test_the_hub_acks_the_hello_then_welcomes_and_replays_after_the_agents_curso
     assert hub.close_to_send() is None
 
 
-def test_pruned_history_says_resync_and_continues_after_the_latest() -> None:
+def test_a_compacted_log_says_resync_and_replays_what_is_kept_after_the_agents_cursor() -> None:
     hub, after = open_hub(earliest_sequence=6)
-    assert after == 9
+    assert after == 3
     _, _, resync = hub.frames_to_send()
     assert isinstance(resync, Envelope) and resync.type == "system.resync_required"
     assert resync.payload["earliestSequence"] == 6 and resync.payload["latestSequence"] == 9
+    assert resync.payload["resumeAfter"] == 3
 
 
 def test_no_resync_when_the_next_event_is_still_kept_or_nothing_was_missed() -> None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
+from unittest.mock import Mock
 
 import pytest
 
 from lineup.protocol.errors import Conflict, ErrorCode
+from lineup.protocol.events import SystemResyncRequired
 from lineup.sdk import Agent, ConnectionRefusedByHub, TaskContext
+from lineup.sdk._downlink import Downlink
+from lineup.sdk._state import StateStore
 
 from .fakehub import FakeHub
 from .helpers import running
@@ -201,7 +206,7 @@ async def test_without_an_override_the_hubs_heartbeat_interval_is_used(make_agen
         await hub.wait_for(lambda: len(hub.heartbeats) >= 2)
 
 
-async def test_resync_required_moves_the_cursor_to_the_hubs_latest_sequence(
+async def test_resync_required_keeps_the_agents_cursor_for_the_replay_that_follows(
     hub: FakeHub, make_agent: MakeAgent, caplog: pytest.LogCaptureFixture
 ):
     hub.sequence = 41
@@ -212,9 +217,25 @@ async def test_resync_required_moves_the_cursor_to_the_hubs_latest_sequence(
             await hub.wait_for(lambda: hub.hellos)
             hub.drop()
             await hub.wait_for(lambda: len(hub.hellos) == 2)
+    # the hub replays what it kept for the agent after its own cursor: nothing is skipped
     assert hub.hellos[0]["lastSequence"] == 0
-    assert hub.hellos[1]["lastSequence"] == 41
-    assert any("cannot replay" in r.getMessage() for r in caplog.records)
+    assert hub.hellos[1]["lastSequence"] == 0
+    assert any("compacted its log" in r.getMessage() for r in caplog.records)
+
+
+def test_a_resync_without_resume_after_moves_the_cursor_to_the_latest(tmp_path: Path):
+    """An older hub replays nothing after the resync: the cursor jumps to its latest."""
+    store = StateStore(tmp_path / StateStore.FILE_NAME, "agent_1")
+    try:
+        downlink = Downlink(lambda: store, Mock(), Mock())
+        downlink.resync(SystemResyncRequired(reason="pruned", latest_sequence=41))
+        assert store.cursor == 41
+        downlink.resync(
+            SystemResyncRequired(reason="compacted", latest_sequence=90, resume_after=12)
+        )
+        assert store.cursor == 12
+    finally:
+        store.close()
 
 
 async def test_stop_returns_from_run_while_waiting_to_reconnect(

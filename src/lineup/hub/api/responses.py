@@ -363,6 +363,12 @@ class EventsPage(View):
     next_after: int | None = None
     """The last sequence this page read (some may belong to projects the caller is not in):
     the ``after`` of the next page."""
+    earliest_sequence: int = 1
+    """The log's horizon: from this sequence on the log is whole (1 until it is compacted)."""
+    resync_required: bool = False
+    """``after`` is behind the horizon (``after + 1 < earliestSequence``): the events it asks
+    for are no longer all kept. ``events`` is then empty and ``nextAfter`` is
+    ``latestSequence``: rebuild from the views, then page on from there."""
 
 
 class StoredFile(View):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from pydantic import Field
 
 from lineup.domain import ACTIVE_STATUSES
+from lineup.domain.retention import behind
 from lineup.hub import commands
 from lineup.hub.actors import Person
 from lineup.hub.api import responses, views
@@ -18,7 +20,7 @@ from lineup.hub.state import HubState
 from lineup.protocol import events as ev
 from lineup.protocol.errors import Conflict, NotFound
 from lineup.protocol.interaction import InteractionResponse
-from lineup.store import Agent, Interaction, Reader
+from lineup.store import Agent, Interaction, Reader, StoredEvent
 
 router = APIRouter(prefix="/api/workspaces/{workspace_id}", tags=["work"])
 
@@ -403,15 +405,36 @@ async def list_events(
 ) -> dict[str, Any]:
     """The workspace's log after a sequence, in order (the same frames the WebSocket sends),
     less what belongs to projects the person is not in; ``nextAfter`` is where to go on."""
+    ws = person.workspace_id
     sight = await hub.store.read(lambda r: Sight.load(r, person))
     shown: list[dict[str, Any]] = []
     cursor = after
+
+    def page(since: int) -> Callable[[Reader], tuple[int, list[StoredEvent]]]:
+        # the horizon in the same snapshot as the page: a compaction cannot slip between
+        return lambda r: (r.log_horizon(ws), r.read_events(ws, after=since, limit=limit))
+
     while True:  # a page of other projects' events is read past, not answered empty
-        rows = await hub.store.read_events(person.workspace_id, after=cursor, limit=limit)
+        horizon, rows = await hub.store.read(page(cursor))
+        if behind(cursor, horizon):
+            latest = await hub.store.last_sequence(ws)
+            return {
+                "events": [],
+                "latestSequence": latest,
+                "nextAfter": latest,
+                "earliestSequence": horizon,
+                "resyncRequired": True,
+            }
         shown += [views.event(e) for e in rows if sight.sees(e)]
         if rows:
             cursor = rows[-1].sequence
         if shown or len(rows) < limit:
             break
-    latest = await hub.store.last_sequence(person.workspace_id)
-    return {"events": shown, "latestSequence": latest, "nextAfter": cursor}
+    latest = await hub.store.last_sequence(ws)
+    return {
+        "events": shown,
+        "latestSequence": latest,
+        "nextAfter": cursor,
+        "earliestSequence": horizon,
+        "resyncRequired": False,
+    }

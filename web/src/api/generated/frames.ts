@@ -16,10 +16,17 @@ export interface MessageDeltaPayload {
   messageId: string;
   [k: string]: unknown;
 }
+/**
+ * The log after the client's cursor is no longer whole: it was compacted up to
+ * ``earliestSequence`` (the horizon). ``resumeAfter`` is where the hub's replay goes on:
+ * an agent's own ``lastSequence`` (what is still kept for it follows, then everything from
+ * the horizon), a person's app's ``latestSequence`` (it rebuilds from the HTTP views).
+ */
 export interface SystemResyncRequiredPayload {
   earliestSequence?: number | null;
   latestSequence?: number | null;
   reason: string;
+  resumeAfter?: number | null;
   [k: string]: unknown;
 }
 

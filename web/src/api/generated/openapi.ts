@@ -2443,12 +2443,22 @@ export interface components {
         };
         /** EventsPage */
         EventsPage: {
+            /**
+             * Earliestsequence
+             * @default 1
+             */
+            earliestSequence: number;
             /** Events */
             events: components["schemas"]["Event"][];
             /** Latestsequence */
             latestSequence: number;
             /** Nextafter */
             nextAfter?: number | null;
+            /**
+             * Resyncrequired
+             * @default false
+             */
+            resyncRequired: boolean;
         };
         /** ExecutionList */
         ExecutionList: {
