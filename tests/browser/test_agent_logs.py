@@ -42,6 +42,7 @@ def sdk_agent(make_person: Any, tmp_path: Path) -> Iterator[tuple[Person, Agent]
     person: Person = make_person("Ana")
     code = person.send("/pairing-codes", {}, 201)["code"]
     pairing = redeem(person.hub_url, code, "builder")
+    person.confirm_agent(pairing.agent_id)
     config = AgentConfig(
         hub_url=person.hub_url,
         websocket_url=pairing.websocket_url,

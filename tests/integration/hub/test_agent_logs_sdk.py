@@ -88,8 +88,14 @@ async def test_an_agent_that_could_not_reach_the_hub_shows_why_once_it_connects(
             )
         ).json()["code"]
         await pair(url, code, name="builder", credentials_path=tmp_path / "creds.json")
+        config = AgentConfig.load(tmp_path / "creds.json")
+        confirmed = await http.post(
+            f"/api/workspaces/{ws}/agents/{config.agent_id}/confirm",
+            json={},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert confirmed.status_code == 200, confirmed.text
         cookies = dict(http.cookies)
-    config = AgentConfig.load(tmp_path / "creds.json")
 
     transport = Counting()
     agent = Agent(
