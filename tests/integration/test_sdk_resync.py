@@ -132,6 +132,7 @@ async def story(database_url: str, home: Path, *, compacted: bool) -> dict[str, 
         creds = home / "creds.json"
         config = await pair(url, code, name="builder", credentials_path=creds)
         agent_id = config.agent_id
+        await ana.send("POST", f"/agents/{agent_id}/confirm", {})
 
         async def status() -> str:
             return str((await ana.get(f"/agents/{agent_id}"))["status"])
