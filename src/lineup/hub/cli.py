@@ -11,12 +11,14 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lineup.hub.config import Settings
 
 if TYPE_CHECKING:
     from lineup.core.audit import Verification
+    from lineup.hub.retention import Compaction
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -328,7 +330,7 @@ def _log_compact(args: argparse.Namespace) -> int:
     return 0
 
 
-async def compact_log(settings: Settings, *, dry_run: bool = False) -> list[Any]:
+async def compact_log(settings: Settings, *, dry_run: bool = False) -> list[Compaction]:
     """Every workspace's log compacted by its policy now (``lineup.hub.retention``)."""
     from lineup.hub.retention import compact
     from lineup.store import Store
@@ -341,7 +343,7 @@ async def compact_log(settings: Settings, *, dry_run: bool = False) -> list[Any]
         await store.close()
 
 
-def describe_compaction(done: list[Any], *, dry_run: bool) -> list[str]:
+def describe_compaction(done: Sequence[Compaction], *, dry_run: bool) -> list[str]:
     """One line per workspace, then the totals: what ``lineup log compact`` prints."""
     verb = "would delete" if dry_run else "deleted"
     lines = []

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from lineup.hub.actors import Person
+from lineup.hub.commands import agent_in
 from lineup.hub.credentials import CREDENTIAL_PREFIX
 from lineup.hub.recorder import Writing
 from lineup.hub.security import (
@@ -162,9 +163,7 @@ def confirm(
 ) -> bool:
     """A person confirms the agent (maybe renaming it): from now on it may get work.
     Confirming a confirmed agent changes nothing (renaming is ``agent.renamed``'s job)."""
-    agent = w.read.get_agent(person.workspace_id, agent_id)
-    if agent is None:
-        raise NotFound(f"No agent {agent_id!r} in this workspace.", details={"agentId": agent_id})
+    agent = agent_in(w, person.workspace_id, agent_id)
     if agent.status == "revoked":
         raise Conflict(
             f"Agent {agent.name!r} was revoked; pair it again.", details={"reason": "revoked"}
@@ -189,9 +188,7 @@ def reject(w: Writing, person: Person, agent_id: str, event_id: str | None = Non
     """A person does not recognise a newly paired agent: its credential stops working and it
     leaves the workspace. Only an unconfirmed agent can be rejected (a confirmed one is
     revoked, which keeps its history attached to its tasks)."""
-    agent = w.read.get_agent(person.workspace_id, agent_id)
-    if agent is None:
-        raise NotFound(f"No agent {agent_id!r} in this workspace.", details={"agentId": agent_id})
+    agent = agent_in(w, person.workspace_id, agent_id)
     if agent.confirmed:
         raise Conflict(
             f"Agent {agent.name!r} is confirmed already; revoke it instead.",

@@ -88,15 +88,21 @@ async def compact_workspace(
             lambda r: rows.count_deletable(r.connection, workspace_id, start, target)
         )
     elif start is not None:
-        low = start
-        while low < target:
+        low: int | None = start
+        while low is not None and low < target:
             high = min(low + rows.CHUNK, target)
 
-            def chunk(tx: WriteTx, lo: int = low, hi: int = high) -> int:
-                return rows.compact_range(tx.connection, workspace_id, lo, hi, now_ms)
+            def chunk(tx: WriteTx, lo: int = low, hi: int = high) -> tuple[int, int | None]:
+                gone = rows.compact_range(tx.connection, workspace_id, lo, hi, now_ms)
+                # the next chunk starts at the next stored event: long runs of sequences
+                # compacted before (below an old open task's kept events) are stepped over
+                following = rows.first_stored(tx.connection, workspace_id, target, since=hi)
+                if following is None and hi < target:  # nothing left below: the horizon moves
+                    rows.compact_range(tx.connection, workspace_id, target, target, now_ms)
+                return gone, following
 
-            deleted += await store.write(chunk)
-            low = high
+            gone, low = await store.write(chunk)
+            deleted += gone
         _, kept = await store.read(
             lambda r: rows.count_deletable(r.connection, workspace_id, start, target)
         )

@@ -14,7 +14,6 @@ it is kept. The SDK builds batches that fit them.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
@@ -23,7 +22,7 @@ from pydantic import AwareDatetime, Field, field_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
 from lineup.protocol._model import WireModel
-from lineup.protocol.envelope import Identifier
+from lineup.protocol.envelope import Identifier, wire_size
 from lineup.protocol.times import format_timestamp
 
 MAX_LINES = 100
@@ -45,9 +44,6 @@ class LogLevel(StrEnum):
     CRITICAL = "critical"
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
 class LogLine(WireModel):
     """One line as the adapter logged it (after redaction). ``id`` is the agent's own name for
     the line, unique per agent: a batch sent again (its ack lost) adds nothing twice."""
@@ -65,7 +61,7 @@ class LogLine(WireModel):
 
     def size(self) -> int:
         """Bytes of the line as compact UTF-8 JSON: what the limits measure."""
-        return len(_COMPACT.encode(self.wire()).encode("utf-8"))
+        return wire_size(self.wire())
 
     @model_validator(mode="after")
     def _within_line_limit(self) -> LogLine:

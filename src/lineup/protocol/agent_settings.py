@@ -21,6 +21,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from lineup.protocol.envelope import wire_size
 from lineup.protocol.errors import InvalidArgument
 
 MAX_SCHEMA_BYTES = 16 * 1024
@@ -50,10 +51,6 @@ Problem = dict[str, str]
 """``{"path", "problem"}``, as in every ``details.problems`` list (docs/protocol.md §4)."""
 
 
-def _size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
 def _is_type(value: Any, kind: str) -> bool:
     if kind == "boolean":
         return isinstance(value, bool)
@@ -71,7 +68,7 @@ def schema_problems(schema: Any) -> list[Problem]:
     if not isinstance(schema, dict):
         return [{"path": "", "problem": "A settings schema is a JSON object."}]
     try:
-        size = _size(schema)
+        size = wire_size(schema)
     except (TypeError, ValueError):
         return [{"path": "", "problem": "A settings schema must be plain JSON."}]
     if size > MAX_SCHEMA_BYTES:
@@ -194,7 +191,7 @@ def checked_values(schema: Mapping[str, Any], values: Any) -> dict[str, Any]:
     (``details.field``) and lists every problem (``details.problems``)."""
     if not isinstance(values, dict):
         raise InvalidArgument("Settings are a JSON object.", details={"field": ""})
-    size = _size(values)
+    size = wire_size(values)
     if size > MAX_VALUES_BYTES:
         raise InvalidArgument(
             f"The settings are {size} bytes; at most {MAX_VALUES_BYTES}.",

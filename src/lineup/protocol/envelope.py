@@ -53,6 +53,14 @@ class Envelope(WireModel):
         return format_timestamp(value)
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def wire_size(value: Any) -> int:
+    """Bytes of a JSON value as compact UTF-8 JSON: what the protocol's size limits measure."""
+    return len(_COMPACT.encode(value).encode("utf-8"))
+
+
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

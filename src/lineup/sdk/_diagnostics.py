@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import math
 import threading
@@ -42,7 +41,7 @@ from lineup.protocol.agent_logs import (
     LogLine,
 )
 from lineup.protocol.codec import encode
-from lineup.protocol.envelope import Envelope
+from lineup.protocol.envelope import Envelope, wire_size
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.ids import new_id
 from lineup.protocol.redaction import Redactor
@@ -121,13 +120,6 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def _size(line: dict[str, Any]) -> int:
-    return len(_COMPACT.encode(line).encode("utf-8"))
-
-
 def line_from_record(
     record: logging.LogRecord, redactor: Redactor, line_id: str | None = None
 ) -> LogLine:
@@ -155,11 +147,11 @@ def line_from_record(
     }
     if redacted:
         line["fields"] = _cleaned(redacted)
-    if _size(line) > MAX_LINE_BYTES and "fields" in line:
+    if wire_size(line) > MAX_LINE_BYTES and "fields" in line:
         line["fields"] = dict(_TOO_LARGE)
-    while _size(line) > MAX_LINE_BYTES:  # a long message of wide characters
+    while wire_size(line) > MAX_LINE_BYTES:  # a long message of wide characters
         text = line["message"]
-        line["message"] = text[: max(0, len(text) * MAX_LINE_BYTES // _size(line) - 40)] + "…"
+        line["message"] = text[: max(0, len(text) * MAX_LINE_BYTES // wire_size(line) - 40)] + "…"
     return LogLine.model_validate(line)
 
 

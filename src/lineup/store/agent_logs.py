@@ -18,9 +18,6 @@ from sqlalchemy.engine import Connection
 
 from lineup.store.schema import agent_logs
 
-CHUNK = 500
-"""Line ids per ``IN (…)`` list."""
-
 
 @dataclass(frozen=True, slots=True)
 class NewLine:
@@ -54,16 +51,14 @@ def keep_lines(
     keep: int,
 ) -> int:
     """Append the lines not seen before, drop all but the newest ``keep``; how many were new."""
-    ids = [line.line_id for line in lines]
-    seen: set[str] = set()
-    for start in range(0, len(ids), CHUNK):
-        rows = conn.execute(
+    seen = set(
+        conn.execute(
             select(agent_logs.c.line_id).where(
                 agent_logs.c.agent_id == agent_id,
-                agent_logs.c.line_id.in_(ids[start : start + CHUNK]),
+                agent_logs.c.line_id.in_([line.line_id for line in lines]),
             )
-        )
-        seen.update(row[0] for row in rows)
+        ).scalars()
+    )
     fresh: list[NewLine] = []
     for line in lines:
         if line.line_id not in seen:

@@ -170,10 +170,13 @@ def _range(workspace_id: str, start: int, end: int) -> ColumnElement[bool]:
     )
 
 
-def first_stored(conn: Connection, workspace_id: str, before: int) -> int | None:
-    """The oldest event stored below ``before`` (a kept one, or one not compacted yet)."""
+def first_stored(conn: Connection, workspace_id: str, before: int, *, since: int = 1) -> int | None:
+    """The oldest event stored in ``[since, before)`` (a kept one, or one not compacted
+    yet)."""
     stmt = select(func.min(events.c.sequence)).where(
-        events.c.workspace_id == workspace_id, events.c.sequence < before
+        events.c.workspace_id == workspace_id,
+        events.c.sequence >= since,
+        events.c.sequence < before,
     )
     value: int | None = conn.execute(stmt).scalar_one_or_none()
     return value
@@ -220,14 +223,6 @@ def compact_range(conn: Connection, workspace_id: str, start: int, end: int, now
     return deleted
 
 
-def compacted_total(conn: Connection, workspace_id: str) -> int:
-    stmt = select(log_horizons.c.compacted_events).where(
-        log_horizons.c.workspace_id == workspace_id
-    )
-    value: int | None = conn.execute(stmt).scalar_one_or_none()
-    return value or 0
-
-
 def any_compacted(conn: Connection) -> str | None:
     """A workspace whose log was compacted, if there is one."""
     stmt = select(log_horizons.c.workspace_id).where(log_horizons.c.horizon > 1).limit(1)
@@ -252,7 +247,6 @@ __all__ = [
     "LogShape",
     "any_compacted",
     "compact_range",
-    "compacted_total",
     "count_deletable",
     "first_stored",
     "horizon_of",
