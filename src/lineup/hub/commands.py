@@ -341,17 +341,28 @@ def create_task(
 
 
 def request_cancel(
-    w: Writing, person: Person, task_id: str, reason: str | None, *, event_id: str | None = None
+    w: Writing,
+    person: Person,
+    task_id: str,
+    reason: str | None,
+    *,
+    timeout_ms: int,
+    event_id: str | None = None,
 ) -> Recorded:
-    """Raise the cancel flag; the task ends only when its agent confirms (principle 4)."""
+    """Raise the cancel flag; the task ends when its agent confirms, or ``timeout_ms`` later
+    when it has not (principle 4; :func:`cancel_timed_out`)."""
     task = task_in(w.read, person.workspace_id, task_id)
     sight.check_acting(w.read, person, task.conversation_id)
     with domain_rules():
         _, changed = domain.request_cancel(task_state(task), reason)
+        deadline = domain.cancel_deadline(w.now_ms, timeout_ms)
     if not changed:
         return Recorded(None, task_id)
     fact = facts.TaskCancelRequestedPayload(
-        task_id=task_id, target_agent_id=task.target_agent_id, reason=reason or None
+        task_id=task_id,
+        target_agent_id=task.target_agent_id,
+        reason=reason or None,
+        cancel_deadline=deadline,
     )
     result = w.append(
         person.workspace_id,
@@ -707,6 +718,36 @@ def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None
         task_id=task.id,
     )
     return Recorded(result)
+
+
+def cancel_timed_out(w: Writing, *, task: records.Task) -> Recorded:
+    """A requested cancel went unconfirmed past its deadline: the hub records the task
+    cancelled with the cause, and tells the agent (which may be offline: it hears on resume)."""
+    current = w.read.get_task(task.workspace_id, task.id)
+    if current is None or not domain.cancel_overdue(
+        task_state(current), current.cancel_deadline, w.now_ms
+    ):
+        return Recorded(None)
+    result = w.append(
+        task.workspace_id,
+        facts.TaskStatusChangedPayload(
+            task_id=task.id,
+            status="cancelled",
+            summary=CANCEL_TIMEOUT_SUMMARY,
+            cause=domain.CANCEL_TIMEOUT,
+            target_agent_id=current.target_agent_id,
+        ),
+        actor="system",
+        event_id=derived_id("evt", domain.CANCEL_TIMEOUT, task.id),
+        conversation_id=task.conversation_id,
+        task_id=task.id,
+    )
+    return Recorded(result)
+
+
+CANCEL_TIMEOUT_SUMMARY = (
+    "The agent did not confirm the cancel in time, so LineUp marked the task cancelled."
+)
 
 
 def task_child_created(

@@ -337,6 +337,7 @@ def _new_task(event: StoredEvent, **values: Any) -> dict[str, Any]:
         "error": None,
         "cancel_requested": False,
         "cancel_reason": None,
+        "cancel_deadline": None,
         "created_by": event.actor,
         "created_at": event.recorded_at,
         "updated_at": event.recorded_at,
@@ -400,7 +401,14 @@ def _task_status_changed(
 def _task_cancel_requested(
     conn: Connection, event: StoredEvent, fact: f.TaskCancelRequestedPayload
 ) -> None:
-    _touch_task(conn, event, fact.task_id, cancel_requested=True, cancel_reason=fact.reason)
+    _touch_task(
+        conn,
+        event,
+        fact.task_id,
+        cancel_requested=True,
+        cancel_reason=fact.reason,
+        cancel_deadline=fact.cancel_deadline,
+    )
 
 
 # --- interactions --------------------------------------------------------------------------
