@@ -645,6 +645,8 @@ def task_accepted(
     task = agents_task(w.read, agent, task_id)
     if task.status in domain.ACTIVE_STATUSES:
         return Recorded(None)  # accepted before; a restarted agent says it again
+    if domain.is_terminal(task.status):
+        raise task_ended(task)
     with domain_rules():
         domain.transition(task_state(task), domain.TaskStatus.RUNNING)
     result = w.append(
@@ -666,6 +668,8 @@ def task_status_changed(
     change: ev.TaskStatusChanged,
 ) -> Recorded:
     task = agents_task(w.read, agent, task_id)
+    if domain.is_terminal(task.status):
+        raise task_ended(task)
     before = task_state(task)
     with domain_rules():
         after = domain.report(
@@ -696,6 +700,24 @@ def task_status_changed(
         # The hub withdraws them, not the agent: its downlink must still tell it of each.
         withdraw_open_requests(w, task, actor="system")
     return Recorded(result)
+
+
+def task_ended(task: records.Task) -> Conflict:
+    """An agent's report on a task that has ended — by the agent earlier, or by the hub (a
+    cancel it did not confirm in time): refused, not retried, and the agent is told why."""
+    if task.end_cause == domain.CANCEL_TIMEOUT:
+        why = "LineUp cancelled it because the agent did not confirm the cancel in time"
+    else:
+        why = f"it is already {task.status}"
+    return Conflict(
+        f"Task {task.id!r} has ended ({why}); this report was not recorded.",
+        details={
+            "reason": "task_ended",
+            "taskId": task.id,
+            "status": task.status,
+            **({"cause": task.end_cause} if task.end_cause else {}),
+        },
+    )
 
 
 def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None) -> Recorded:

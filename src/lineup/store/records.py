@@ -143,6 +143,7 @@ class Task(_FromRow):
     updated_at: int
     last_sequence: int
     cancel_deadline: int | None = None
+    end_cause: str | None = None
 
 
 @dataclass(frozen=True)
