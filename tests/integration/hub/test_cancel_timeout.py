@@ -69,6 +69,11 @@ def _ms(iso: str) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
+def _progress(agent: AgentSocket, task_id: str, percent: int) -> dict[str, Any]:
+    report = {"status": "running", "progress": percent}
+    return agent.call("task.status_changed", report, taskId=task_id)
+
+
 def _refusal(answer: dict[str, Any]) -> dict[str, Any]:
     assert answer["type"] == "error", answer
     assert answer["code"] == "conflict", answer
@@ -129,7 +134,7 @@ def test_a_cancel_that_times_out_with_the_agent_offline_ends_the_task_and_refuse
             assert details["cause"] == "cancel_timeout" and details["status"] == "cancelled"
             assert "did not confirm the cancel in time" in late["message"]
             assert late.get("retryable") is not True
-            progress = agent.call("task.status_changed", {"status": "running", "progress": 90}, taskId=task_id)
+            progress = _progress(agent, task_id, 90)
             assert _refusal(progress)["reason"] == "task_ended"
             confirm = agent.call("task.status_changed", {"status": "cancelled"}, taskId=task_id)
             assert _refusal(confirm)["reason"] == "task_ended"
@@ -164,7 +169,7 @@ def test_a_connected_agent_that_does_not_confirm_hears_the_hubs_cancel_live(
                 "cause": "cancel_timeout",
                 "summary": _task(ana, task_id)["summary"],
             }
-            late = agent.call("task.status_changed", {"status": "running", "progress": 50}, taskId=task_id)
+            late = _progress(agent, task_id, 50)
             assert _refusal(late)["reason"] == "task_ended"
 
 
@@ -189,7 +194,7 @@ def test_a_cancel_the_agent_confirms_in_time_is_the_agents_and_no_deadline_fires
             (ended,) = [e for e in timeline if e["type"] == "task.status_changed"]
             assert ended["actor"] == f"agent:{world.creds['agentId']}"
             # a report after its own end is refused the same way
-            again = agent.call("task.status_changed", {"status": "running", "progress": 10}, taskId=task_id)
+            again = _progress(agent, task_id, 10)
             details = _refusal(again)
             assert details["reason"] == "task_ended" and "cause" not in details
             assert not [f for f in agent.frames if f.get("type") == "task.status_changed"]
