@@ -163,6 +163,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.agent_log_lines < 1:
             raise ValueError("LINEUP_AGENT_LOG_LINES must be at least 1")
+        if not self.cancel_timeout > 0:  # also NaN
+            raise ValueError("LINEUP_CANCEL_TIMEOUT must be a positive number of seconds")
         # A hub people reach over https must never send its session cookie over http.
         if (self.public_url or "").lower().startswith("https://"):
             object.__setattr__(self, "secure_cookies", True)

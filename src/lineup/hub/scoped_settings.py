@@ -118,7 +118,7 @@ def cancel_timeout_of(r: Reader, config: Settings, workspace_id: str) -> int:
         layered.CATALOGUE["tasks.cancelTimeoutMinutes"], layers_of(r, config, Place(workspace_id))
     )
     if found.level == "system":
-        return int(config.cancel_timeout * 1000)
+        return max(1, int(config.cancel_timeout * 1000))
     return int(found.value) * 60_000
 
 
