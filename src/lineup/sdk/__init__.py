@@ -51,6 +51,7 @@ from lineup.sdk._errors import (
     RequestEnded,
     RequestWithdrawn,
     TaskCancelled,
+    TaskEnded,
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
@@ -98,6 +99,7 @@ __all__ = [
     "StatusCallback",
     "TaskCancelled",
     "TaskContext",
+    "TaskEnded",
     "TaskHandler",
     "TaskStopped",
     "ToolReply",

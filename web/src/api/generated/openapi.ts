@@ -1464,7 +1464,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel Task
-         * @description Ask the agent to stop; the task shows "cancel requested" until the agent confirms.
+         * @description Ask the agent to stop; the task shows "cancel requested" until the agent confirms, or
+         *     until the workspace's cancel timeout (``tasks.cancelTimeoutMinutes``) has the hub record it
+         *     cancelled itself.
          */
         post: operations["cancel_task_api_workspaces__workspace_id__tasks__task_id__cancel_post"];
         delete?: never;
@@ -3597,6 +3599,11 @@ export interface components {
              * @description True while the task is active and its agent is offline or revoked.
              */
             agentConnectionLost: boolean;
+            /**
+             * Canceldeadline
+             * @description While a requested cancel waits for the agent: when LineUp records the task cancelled itself if the agent has not confirmed by then.
+             */
+            cancelDeadline?: string | null;
             /** Cancelreason */
             cancelReason: string | null;
             /** Cancelrequested */
@@ -3614,6 +3621,11 @@ export interface components {
             createdBy: string | null;
             /** Description */
             description: string | null;
+            /**
+             * Endcause
+             * @description Why LineUp itself ended the task, when it did: `cancel_timeout` when the agent did not confirm a cancel in time.
+             */
+            endCause?: string | null;
             /**
              * Error
              * @description The agent's error: a sentence or an object, or null.
