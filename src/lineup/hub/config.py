@@ -52,6 +52,11 @@ class Settings:
     grace_period: float = 15 * 60.0
     monitor_interval: float = 1.0
     session_ttl: float = 30 * 24 * 3600.0
+    """``LINEUP_SESSION_TTL``: seconds a person's session lasts from sign-in; refreshing its
+    access token never takes it further."""
+    access_token_ttl: float = 15 * 60.0
+    """``LINEUP_ACCESS_TOKEN_TTL``: seconds an access token opens the API before the app must
+    refresh it (ending a session ends its access tokens at once regardless)."""
     pairing_ttl: float = 10 * 60.0
     secure_cookies: bool = False
     allowed_origins: tuple[str, ...] = ()
@@ -159,6 +164,10 @@ class Settings:
     def __post_init__(self) -> None:
         if self.agent_log_lines < 1:
             raise ValueError("LINEUP_AGENT_LOG_LINES must be at least 1")
+        if not 0 < self.access_token_ttl <= self.session_ttl:
+            raise ValueError(
+                "LINEUP_ACCESS_TOKEN_TTL must be more than 0 and at most the session's"
+            )
         # A hub people reach over https must never send its session cookie over http.
         if (self.public_url or "").lower().startswith("https://"):
             object.__setattr__(self, "secure_cookies", True)
@@ -190,6 +199,8 @@ class Settings:
             "public_url": os.environ.get("LINEUP_PUBLIC_URL") or None,
             "heartbeat_interval": _seconds("LINEUP_HEARTBEAT_INTERVAL", 25.0),
             "grace_period": _seconds("LINEUP_GRACE_PERIOD", 15 * 60.0),
+            "session_ttl": _seconds("LINEUP_SESSION_TTL", 30 * 24 * 3600.0),
+            "access_token_ttl": _seconds("LINEUP_ACCESS_TOKEN_TTL", 15 * 60.0),
             "secure_cookies": os.environ.get("LINEUP_SECURE_COOKIES", "") in ("1", "true"),
             "allowed_origins": tuple(
                 o for o in os.environ.get("LINEUP_ALLOWED_ORIGINS", "").split(",") if o

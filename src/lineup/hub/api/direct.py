@@ -87,7 +87,7 @@ async def direct_session(
     user = await hub.store.read(lambda r: r.get_user(direct.user_id))
     if user is None:  # prepare() made it at start; only a broken start gets here
         raise Unauthenticated("Direct mode is not ready yet; try again in a moment.")
-    session = await accounts.start_session(hub, user)
+    session = await accounts.start_session(hub, user, request.headers.get("user-agent"))
     _set_cookies(response, hub, session)
     return {
         **await _me(hub, user.id),
