@@ -162,6 +162,12 @@ _REFUSED: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("POST", re.compile(r"^/api/pairing/redeem/?$"), "Pairing"),
     ("POST", re.compile(r"^/api/workspaces/[^/]+/pairing-codes/?$"), "Pairing"),
     ("POST", re.compile(r"^/api/workspaces/[^/]+/agents/[^/]+/revoke/?$"), "Revoking the agent"),
+    (
+        "POST",
+        re.compile(r"^/api/workspaces/[^/]+/agents/[^/]+/credential/rotate/?$"),
+        "Rotating the credential",
+    ),
+    ("POST", re.compile(r"^/api/agent/credential/rotate/?$"), "Rotating the credential"),
     ("POST", re.compile(r"^/api/notifications/devices/?$"), "Notifications"),
     ("PUT", re.compile(r"^/api/notifications/preferences/?$"), "Notifications"),
     ("POST", re.compile(r"^/api/notifications/test/?$"), "Notifications"),
