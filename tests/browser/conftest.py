@@ -207,12 +207,23 @@ class Person(people.Person):
         return str(self.client.base_url).rstrip("/")
 
     def sign_in_context(self, context: BrowserContext) -> None:
-        context.add_cookies(
-            [
-                {"name": name, "value": value, "url": self.hub_url}
-                for name, value in self.cookies().items()
-            ]
-        )
+        cookies: list[Any] = [
+            {"name": name, "value": value, "url": self.hub_url}
+            for name, value in self.cookies().items()
+        ]
+        if self.refresh_token:  # only for the refresh route, as the hub sets it
+            host = httpx.URL(self.hub_url).host
+            cookies.append(
+                {
+                    "name": "lineup_refresh",
+                    "value": self.refresh_token,
+                    "domain": host,
+                    "path": people.REFRESH_PATH,
+                    "httpOnly": True,
+                    "sameSite": "Strict",
+                }
+            )
+        context.add_cookies(cookies)
 
     def pair_agent(self, name: str = "builder") -> ScriptedAgent:
         code = self.send("/pairing-codes", {}, 201)["code"]

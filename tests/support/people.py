@@ -15,6 +15,7 @@ import httpx
 from lineup.protocol.ids import new_id
 
 PASSWORD = "correct horse battery"
+REFRESH_PATH = "/api/auth/refresh"
 
 
 @dataclass
@@ -25,7 +26,10 @@ class Person:
     workspace_id: str
     user_id: str
     session: str = ""
+    """The access token (cookie ``lineup_session``)."""
     display_name: str = "Ana"
+    refresh_token: str = ""
+    """The refresh token (cookie ``lineup_refresh``, sent to the refresh route only)."""
 
     @classmethod
     def sign_up(
@@ -45,6 +49,7 @@ class Person:
         assert response.status_code == 201, response.text
         body = response.json()
         session = response.cookies.get("lineup_session") or client.cookies.get("lineup_session")
+        refresh = response.cookies.get("lineup_refresh") or ""
         return cls(
             client,
             email,
@@ -53,6 +58,7 @@ class Person:
             body["user"]["id"],
             session or "",
             name,
+            refresh,
         )
 
     @classmethod
@@ -92,6 +98,16 @@ class Person:
         under another name), so that it can be given work."""
         return self.send(f"/agents/{agent_id}/confirm", {"name": name} if name else {})
 
+    def refresh(self, **headers: str) -> httpx.Response:
+        """Spend the refresh token for a new pair, as the web app does; on success the person
+        holds the new tokens."""
+        self._use()
+        response = self.client.post(REFRESH_PATH, headers={"X-CSRF-Token": self.csrf, **headers})
+        if response.status_code == 200:
+            self.session = response.cookies["lineup_session"]
+            self.refresh_token = response.cookies["lineup_refresh"]
+        return response
+
     def cookies(self) -> dict[str, str]:
         """The cookies that sign this person in (a browser context takes them)."""
         return {"lineup_session": self.session, "lineup_csrf": self.csrf}
@@ -105,3 +121,5 @@ class Person:
         self.client.cookies.clear()
         self.client.cookies.set("lineup_session", self.session)
         self.client.cookies.set("lineup_csrf", self.csrf)
+        if self.refresh_token:
+            self.client.cookies.set("lineup_refresh", self.refresh_token, path=REFRESH_PATH)

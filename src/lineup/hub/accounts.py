@@ -1,8 +1,10 @@
 """People's accounts: sign-up (with a first workspace, or into the workspace of an
 invitation), sign-in sessions, password changes, workspaces.
 
-A session is a random token in an HttpOnly, SameSite=Lax cookie, stored hashed; a second
-random token, readable by the page, must come back in ``X-CSRF-Token`` on every state-changing
+A session is a family of tokens (:mod:`lineup.domain.sessions`): a short-lived access token in
+an HttpOnly, SameSite=Lax cookie, and a refresh token in an HttpOnly cookie sent only to the
+refresh endpoint, each used once to get the next pair. Both are stored hashed. A third random
+token, readable by the page, must come back in ``X-CSRF-Token`` on every state-changing
 request (double submit, bound to the session).
 
 Passwords are hashed off the event loop (:mod:`lineup.hub.security`); wrong ones slow down
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lineup.hub import invitations
+from lineup.domain import sessions as rules
+from lineup.hub import audit, invitations
 from lineup.hub.actors import Person
 from lineup.hub.password_policy import check_password
 from lineup.hub.recorder import Writing
@@ -22,23 +25,43 @@ from lineup.hub.security import (
     hash_password,
     hash_password_off_loop,
     new_token,
+    same_secret,
     token_hash,
     verify_password_off_loop,
 )
 from lineup.hub.state import HubState
 from lineup.protocol import facts, fields
-from lineup.protocol.errors import Conflict, Forbidden, InvalidArgument, Unauthenticated
+from lineup.protocol.errors import (
+    Conflict,
+    Forbidden,
+    InvalidArgument,
+    NotFound,
+    Unauthenticated,
+)
 from lineup.protocol.ids import new_id
-from lineup.store import Reader, SessionRecord, User
+from lineup.store import Reader, SessionRecord, SessionTokenRecord, User
 from lineup.store import auth as store_auth
+
+ACCESS_PREFIX = "lsa"
+REFRESH_PREFIX = "lsr"
+TOUCH_EVERY_MS = 60_000
+"""A session's ``last_used_at`` moves at most once a minute: no write per request."""
+USER_AGENT_CHARS = 300
 
 
 @dataclass(frozen=True, slots=True)
 class NewSession:
-    token: str
-    csrf_token: str
+    """A session's new pair of tokens (at sign-in, or from a refresh)."""
+
+    session_id: str
+    access_token: str
+    refresh_token: str
+    csrf_token: str | None
+    """Made at sign-in only; a refresh keeps the session's."""
     user: User
+    access_expires_at_ms: int
     expires_at_ms: int
+    """The family's end: no refresh goes past it."""
 
 
 def normalise_email(email: str) -> str:
@@ -116,7 +139,9 @@ async def sign_up(
     return await hub.recorder.run(job)
 
 
-async def sign_in(hub: HubState, email: str, password: str) -> NewSession:
+async def sign_in(
+    hub: HubState, email: str, password: str, user_agent: str | None = None
+) -> NewSession:
     failure = Unauthenticated("The email or password is not right.")
     try:
         clean_email = normalise_email(email)
@@ -138,7 +163,7 @@ async def sign_in(hub: HubState, email: str, password: str) -> NewSession:
     if not await verify_password_off_loop(stored, password):
         raise failure
     backoff.succeeded(clean_email)
-    return await start_session(hub, user)
+    return await start_session(hub, user, user_agent)
 
 
 async def change_password(
@@ -165,7 +190,10 @@ async def change_password(
 
     def job(w: Writing) -> int:
         store_auth.set_password_hash(w.connection, user.id, password_hash)
-        return store_auth.revoke_other_sessions(w.connection, user.id, signed.session.id, w.now_ms)
+        ended = store_auth.revoke_other_sessions(
+            w.connection, user.id, signed.session.id, w.now_ms, "password_changed"
+        )
+        return len(ended)
 
     ended = await hub.recorder.run(job)
     hub.live_sessions.ended(user.id, keep=signed.session.id)
@@ -176,9 +204,10 @@ async def sign_out_other_sessions(hub: HubState, signed: SignedIn) -> int:
     """End every session of this person but the one asking; returns how many were ended."""
 
     def job(w: Writing) -> int:
-        return store_auth.revoke_other_sessions(
-            w.connection, signed.user.id, signed.session.id, w.now_ms
+        ended = store_auth.revoke_other_sessions(
+            w.connection, signed.user.id, signed.session.id, w.now_ms, "ended_elsewhere"
         )
+        return len(ended)
 
     ended = await hub.recorder.run(job)
     hub.live_sessions.ended(signed.user.id, keep=signed.session.id)
@@ -189,22 +218,41 @@ async def any_accounts(hub: HubState) -> bool:
     return await hub.store.read(lambda r: store_auth.any_password_account(r.connection))
 
 
-async def start_session(hub: HubState, user: User) -> NewSession:
-    token = new_token("lns")
+def _issue_pair(
+    w: Writing, hub: HubState, session_id: str, user: User, family_end: int
+) -> tuple[str, str, int]:
+    """A new access token and refresh token of ``session_id``, stored as hashes."""
+    access, refresh = new_token(ACCESS_PREFIX), new_token(REFRESH_PREFIX)
+    ttl_ms = int(hub.settings.access_token_ttl * 1000)
+    access_end = rules.access_expiry(w.now_ms, ttl_ms, rules.Family(family_end))
+    for kind, token, expires_at in (
+        (rules.ACCESS, access, access_end),
+        (rules.REFRESH, refresh, family_end),
+    ):
+        store_auth.insert_session_token(
+            w.connection,
+            SessionTokenRecord(token_hash(token), session_id, kind, w.now_ms, expires_at),
+        )
+    return access, refresh, access_end
+
+
+async def start_session(hub: HubState, user: User, user_agent: str | None = None) -> NewSession:
     csrf = new_token("csrf")
     ttl_ms = int(hub.settings.session_ttl * 1000)
 
     def job(w: Writing) -> NewSession:
         record = SessionRecord(
             id=new_id("sess"),
-            token_hash=token_hash(token),
             user_id=user.id,
             csrf_token_hash=token_hash(csrf),
             created_at=w.now_ms,
             expires_at=w.now_ms + ttl_ms,
+            last_used_at=w.now_ms,
+            user_agent=(user_agent or "")[:USER_AGENT_CHARS] or None,
         )
         store_auth.insert_session(w.connection, record)
-        return NewSession(token, csrf, user, record.expires_at)
+        access, refresh, access_end = _issue_pair(w, hub, record.id, user, record.expires_at)
+        return NewSession(record.id, access, refresh, csrf, user, access_end, record.expires_at)
 
     return await hub.recorder.run(job)
 
@@ -215,25 +263,138 @@ class SignedIn:
     user: User
 
 
+_MESSAGES = {
+    rules.Refusal.TOKEN_EXPIRED: "Your access token has expired; refresh it and try again.",
+    rules.Refusal.SESSION_ENDED: "Your session has ended; sign in again.",
+    rules.Refusal.REFRESH_REUSED: (
+        "This sign-in was used from two places, so it has been ended everywhere to keep your "
+        "account safe; sign in again."
+    ),
+    rules.Refusal.REFRESH_SUPERSEDED: (
+        "Another tab refreshed this session a moment ago; send the request again."
+    ),
+}
+
+
+def refused(reason: rules.Refusal) -> Unauthenticated:
+    return Unauthenticated(_MESSAGES[reason], details={"reason": reason.value})
+
+
 async def session_user(hub: HubState, token: str | None) -> SignedIn:
+    """The person whose live access token ``token`` is; ``unauthenticated`` with a
+    ``reason`` (``token_expired``: refresh; ``session_ended``: sign in) otherwise."""
     if not token:
-        raise Unauthenticated("Sign in to continue.")
+        raise Unauthenticated("Sign in to continue.", details={"reason": "session_ended"})
 
-    def read(r: Reader) -> tuple[SessionRecord | None, User | None]:
-        session = store_auth.get_session_by_token_hash(r.connection, token_hash(token))
-        return session, None if session is None else r.get_user(session.user_id)
+    def read(r: Reader) -> tuple[SessionTokenRecord | None, SessionRecord | None, User | None]:
+        found = store_auth.get_session_token(r.connection, token_hash(token))
+        if found is None:
+            return None, None, None
+        return found[0], found[1], r.get_user(found[1].user_id)
 
-    session, user = await hub.store.read(read)
-    if session is None or session.revoked_at is not None or session.expires_at <= hub.clock():
-        raise Unauthenticated("Your session has ended; sign in again.")
-    if user is None:
-        raise Unauthenticated("Your session has ended; sign in again.")
+    record, session, user = await hub.store.read(read)
+    now = hub.clock()
+    refusal = rules.check_access(_token(record), _family(session), now)
+    if refusal is not None:
+        raise refused(refusal)
+    if session is None or user is None:
+        raise refused(rules.Refusal.SESSION_ENDED)
+    if now - session.last_used_at >= TOUCH_EVERY_MS:
+        session_id = session.id
+        await hub.store.write(lambda tx: store_auth.touch_session(tx.connection, session_id, now))
     return SignedIn(session, user)
+
+
+async def session_live(hub: HubState, session_id: str) -> bool:
+    """Whether the session (the family, whatever its access token's minutes) still holds."""
+    session = await hub.store.read(lambda r: store_auth.get_session(r.connection, session_id))
+    family = _family(session)
+    return family is not None and family.live(hub.clock())
+
+
+def _token(record: SessionTokenRecord | None) -> rules.Token | None:
+    return None if record is None else rules.Token(record.kind, record.expires_at, record.spent_at)
+
+
+def _family(session: SessionRecord | None) -> rules.Family | None:
+    return None if session is None else rules.Family(session.expires_at, session.revoked_at)
+
+
+async def refresh(hub: HubState, refresh_token: str | None, csrf_sent: str) -> NewSession:
+    """Spend ``refresh_token`` for its session's next pair. A spent one presented again ends
+    the whole family (and says so in the audit log): see :mod:`lineup.domain.sessions`."""
+    if not refresh_token:
+        raise refused(rules.Refusal.SESSION_ENDED)
+    presented = token_hash(refresh_token)
+
+    def job(w: Writing) -> NewSession | rules.Refusal | None:
+        found = store_auth.get_session_token(w.connection, presented)
+        record, session = (None, None) if found is None else found
+        outcome = rules.decide_refresh(_token(record), _family(session), w.now_ms)
+        if session is None or outcome.decision is rules.Decision.REFUSE:
+            return outcome.refusal or rules.Refusal.SESSION_ENDED
+        if not csrf_sent or not same_secret(token_hash(csrf_sent), session.csrf_token_hash):
+            return None
+        user = w.read.get_user(session.user_id)
+        if user is None:
+            return rules.Refusal.SESSION_ENDED
+        if outcome.decision is rules.Decision.REVOKE_FAMILY:
+            store_auth.revoke_session(w.connection, session.id, w.now_ms, "refresh_reused")
+            audit.record(
+                w,
+                "session.refresh_reused",
+                workspace_id=None,
+                actor=f"user:{user.id}",
+                subject=f"session:{session.id}",
+                data={"userAgent": session.user_agent, "createdAt": session.created_at},
+            )
+            return rules.Refusal.REFRESH_REUSED
+        if not store_auth.spend_refresh_token(w.connection, presented, w.now_ms):
+            return rules.Refusal.REFRESH_SUPERSEDED  # a sibling spent it in the same instant
+        store_auth.touch_session(w.connection, session.id, w.now_ms)
+        access, fresh, access_end = _issue_pair(w, hub, session.id, user, session.expires_at)
+        return NewSession(session.id, access, fresh, None, user, access_end, session.expires_at)
+
+    result = await hub.recorder.run(job)
+    if result is None:
+        raise Forbidden(
+            "This request lacks a valid CSRF token; reload the page and try again.",
+            details={"header": "X-CSRF-Token"},
+        )
+    if isinstance(result, rules.Refusal):
+        if result is rules.Refusal.REFRESH_REUSED:
+            found = await hub.store.read(
+                lambda r: store_auth.get_session_token(r.connection, presented)
+            )
+            if found is not None:
+                hub.live_sessions.ended(found[1].user_id, only=found[1].id)
+        raise refused(result)
+    return result
+
+
+async def list_sessions(hub: HubState, user: User) -> list[SessionRecord]:
+    return await hub.store.read(
+        lambda r: store_auth.list_sessions(r.connection, user.id, hub.clock())
+    )
+
+
+async def end_session(hub: HubState, user: User, session_id: str) -> None:
+    """End one of ``user``'s sessions (from Settings): its tokens stop working at once."""
+
+    def job(w: Writing) -> bool:
+        session = store_auth.get_session(w.connection, session_id)
+        if session is None or session.user_id != user.id:
+            return False
+        return store_auth.revoke_session(w.connection, session_id, w.now_ms, "ended")
+
+    if not await hub.recorder.run(job):
+        raise NotFound("You have no live session with that id.", details={"sessionId": session_id})
+    hub.live_sessions.ended(user.id, only=session_id)
 
 
 async def sign_out(hub: HubState, session: SessionRecord) -> None:
     def job(w: Writing) -> None:
-        store_auth.revoke_session(w.connection, session.id, w.now_ms)
+        store_auth.revoke_session(w.connection, session.id, w.now_ms, "signed_out")
 
     await hub.recorder.run(job)
     hub.live_sessions.ended(session.user_id, only=session.id)

@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from lineup.domain.retention import behind
 from lineup.hub import app_tools
-from lineup.hub.accounts import person_in, session_user
+from lineup.hub.accounts import person_in, session_live, session_user
 from lineup.hub.api.deps import session_cookie
 from lineup.hub.fanout import Ephemeral
 from lineup.hub.follow import Follower
@@ -69,7 +69,9 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
     ending: list[asyncio.Task[None]] = []
 
     async def end_session() -> None:
-        ended = Unauthenticated("Your session has ended; sign in again.")
+        ended = Unauthenticated(
+            "Your session has ended; sign in again.", details={"reason": "session_ended"}
+        )
         with contextlib.suppress(Exception):
             await send(encode(ErrorFrame.from_error(ended)))
             await socket.close(CloseCode.UNAUTHENTICATED, ended.message)
@@ -80,17 +82,19 @@ async def serve_client(hub: HubState, socket: WebSocket, workspace_id: str) -> N
             ending.append(asyncio.create_task(end_session()))
 
     async def check_session() -> None:
-        """Another node may end this session: look again now and then."""
-        token = socket.cookies.get(session_cookie(hub.settings))
+        """Another node may end this session: look again now and then. The session, not its
+        access token: a socket opened with a live access token stays open past the token's
+        minutes for as long as the session holds (the app reconnects with a fresh token)."""
         while True:
             await asyncio.sleep(hub.settings.session_check_interval)
             try:
-                await session_user(hub, token)
-            except Unauthenticated:
-                session_ended()
-                return
+                live = await session_live(hub, signed.session.id)
             except Exception:  # the database unreachable for a moment: look again next time
                 log.warning("could not check a live socket's session", exc_info=True)
+                continue
+            if not live:
+                session_ended()
+                return
 
     forget = hub.live_sessions.opened(signed.user.id, signed.session.id, session_ended)
     checking = asyncio.create_task(check_session())

@@ -56,6 +56,11 @@ class Settings:
     ``tasks.cancelTimeoutMinutes``."""
     monitor_interval: float = 1.0
     session_ttl: float = 30 * 24 * 3600.0
+    """``LINEUP_SESSION_TTL``: seconds a person's session lasts from sign-in; refreshing its
+    access token never takes it further."""
+    access_token_ttl: float = 15 * 60.0
+    """``LINEUP_ACCESS_TOKEN_TTL``: seconds an access token opens the API before the app must
+    refresh it (ending a session ends its access tokens at once regardless)."""
     pairing_ttl: float = 10 * 60.0
     secure_cookies: bool = False
     allowed_origins: tuple[str, ...] = ()
@@ -165,6 +170,10 @@ class Settings:
             raise ValueError("LINEUP_AGENT_LOG_LINES must be at least 1")
         if not self.cancel_timeout > 0:  # also NaN
             raise ValueError("LINEUP_CANCEL_TIMEOUT must be a positive number of seconds")
+        if not 0 < self.access_token_ttl <= self.session_ttl:
+            raise ValueError(
+                "LINEUP_ACCESS_TOKEN_TTL must be more than 0 and at most the session's"
+            )
         # A hub people reach over https must never send its session cookie over http.
         if (self.public_url or "").lower().startswith("https://"):
             object.__setattr__(self, "secure_cookies", True)
@@ -197,6 +206,8 @@ class Settings:
             "heartbeat_interval": _seconds("LINEUP_HEARTBEAT_INTERVAL", 25.0),
             "grace_period": _seconds("LINEUP_GRACE_PERIOD", 15 * 60.0),
             "cancel_timeout": _seconds("LINEUP_CANCEL_TIMEOUT", 10 * 60.0),
+            "session_ttl": _seconds("LINEUP_SESSION_TTL", 30 * 24 * 3600.0),
+            "access_token_ttl": _seconds("LINEUP_ACCESS_TOKEN_TTL", 15 * 60.0),
             "secure_cookies": os.environ.get("LINEUP_SECURE_COOKIES", "") in ("1", "true"),
             "allowed_origins": tuple(
                 o for o in os.environ.get("LINEUP_ALLOWED_ORIGINS", "").split(",") if o

@@ -55,6 +55,7 @@ from lineup.sdk._errors import (
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
+from lineup.sdk._rotation import rotate_credential
 from lineup.sdk._settings import MessageHandler, TaskHandler
 from lineup.sdk._tools import Calculator, Canvas, CanvasTool, ToolReply, Tools
 from lineup.sdk._transport import (
@@ -113,4 +114,5 @@ __all__ = [
     "default_credentials_path",
     "new_direct_token",
     "pair",
+    "rotate_credential",
 ]

@@ -19,6 +19,7 @@ from lineup.store.records import (
     InvitationRecord,
     PairingCodeRecord,
     SessionRecord,
+    SessionTokenRecord,
 )
 from lineup.store.schema import (
     agent_credentials,
@@ -26,6 +27,7 @@ from lineup.store.schema import (
     developer_tokens,
     invitations,
     pairing_codes,
+    session_tokens,
     sessions,
 )
 
@@ -53,52 +55,114 @@ def get_password_hash(conn: Connection, user_id: str) -> str | None:
     return value
 
 
-# --- browser sessions ----------------------------------------------------------------------
+# --- people's sessions: a family of access and refresh tokens -----------------------------
 
 
 def insert_session(conn: Connection, session: SessionRecord) -> None:
     conn.execute(insert(sessions).values(**asdict(session)))
 
 
-def get_session_by_token_hash(conn: Connection, token_hash: str) -> SessionRecord | None:
-    """Returned even when expired or revoked: the caller decides, with its own clock."""
-    row = conn.execute(select(sessions).where(sessions.c.token_hash == token_hash)).first()
+def insert_session_token(conn: Connection, token: SessionTokenRecord) -> None:
+    conn.execute(insert(session_tokens).values(**asdict(token)))
+
+
+def get_session(conn: Connection, session_id: str) -> SessionRecord | None:
+    row = conn.execute(select(sessions).where(sessions.c.id == session_id)).first()
     return None if row is None else SessionRecord.from_row(row)
 
 
-def revoke_session(conn: Connection, session_id: str, revoked_at: int) -> bool:
+def get_session_token(
+    conn: Connection, token_hash: str
+) -> tuple[SessionTokenRecord, SessionRecord] | None:
+    """The token and its session, returned even when spent, expired or ended: the caller
+    decides, with its own clock."""
+    token_row = conn.execute(
+        select(session_tokens).where(session_tokens.c.token_hash == token_hash)
+    ).first()
+    if token_row is None:
+        return None
+    token = SessionTokenRecord.from_row(token_row)
+    session = get_session(conn, token.session_id)
+    return None if session is None else (token, session)
+
+
+def spend_refresh_token(conn: Connection, token_hash: str, at: int) -> bool:
+    """Single use by construction: only the caller whose UPDATE flips ``spent_at`` gets True."""
     result = conn.execute(
-        update(sessions)
-        .where(sessions.c.id == session_id, sessions.c.revoked_at.is_(None))
-        .values(revoked_at=revoked_at)
+        update(session_tokens)
+        .where(
+            session_tokens.c.token_hash == token_hash,
+            session_tokens.c.kind == "refresh",
+            session_tokens.c.spent_at.is_(None),
+        )
+        .values(spent_at=at)
     )
     return _count(result) == 1
 
 
-def revoke_user_sessions(conn: Connection, user_id: str, revoked_at: int) -> int:
+def touch_session(conn: Connection, session_id: str, at: int) -> None:
+    conn.execute(update(sessions).where(sessions.c.id == session_id).values(last_used_at=at))
+
+
+def list_sessions(conn: Connection, user_id: str, now_ms: int) -> list[SessionRecord]:
+    """``user_id``'s live sessions (not ended, not expired), the most recently used first."""
+    stmt = (
+        select(sessions)
+        .where(
+            sessions.c.user_id == user_id,
+            sessions.c.revoked_at.is_(None),
+            sessions.c.expires_at > now_ms,
+        )
+        .order_by(sessions.c.last_used_at.desc(), sessions.c.id)
+    )
+    return [SessionRecord.from_row(r) for r in conn.execute(stmt).all()]
+
+
+def revoke_session(conn: Connection, session_id: str, revoked_at: int, reason: str) -> bool:
+    """End a live session, and with it every token of its family."""
+    result = conn.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id, sessions.c.revoked_at.is_(None))
+        .values(revoked_at=revoked_at, ended_reason=reason)
+    )
+    return _count(result) == 1
+
+
+def revoke_user_sessions(conn: Connection, user_id: str, revoked_at: int, reason: str) -> int:
     result = conn.execute(
         update(sessions)
         .where(sessions.c.user_id == user_id, sessions.c.revoked_at.is_(None))
-        .values(revoked_at=revoked_at)
+        .values(revoked_at=revoked_at, ended_reason=reason)
     )
     return _count(result)
 
 
-def revoke_other_sessions(conn: Connection, user_id: str, keep_id: str, revoked_at: int) -> int:
-    """End every live session of ``user_id`` but ``keep_id`` (the one asking)."""
-    result = conn.execute(
-        update(sessions)
-        .where(
-            sessions.c.user_id == user_id,
-            sessions.c.id != keep_id,
-            sessions.c.revoked_at.is_(None),
+def revoke_other_sessions(
+    conn: Connection, user_id: str, keep_id: str, revoked_at: int, reason: str
+) -> list[str]:
+    """End every live session of ``user_id`` but ``keep_id`` (the one asking); their ids."""
+    ids = list(
+        conn.execute(
+            select(sessions.c.id).where(
+                sessions.c.user_id == user_id,
+                sessions.c.id != keep_id,
+                sessions.c.revoked_at.is_(None),
+            )
+        ).scalars()
+    )
+    if ids:
+        conn.execute(
+            update(sessions)
+            .where(sessions.c.id.in_(ids), sessions.c.revoked_at.is_(None))
+            .values(revoked_at=revoked_at, ended_reason=reason)
         )
-        .values(revoked_at=revoked_at)
-    )
-    return _count(result)
+    return ids
 
 
 def delete_expired_sessions(conn: Connection, now_ms: int) -> int:
+    """Forget the sessions past their family's end, with their tokens."""
+    ended = select(sessions.c.id).where(sessions.c.expires_at <= now_ms)
+    conn.execute(session_tokens.delete().where(session_tokens.c.session_id.in_(ended)))
     result = conn.execute(sessions.delete().where(sessions.c.expires_at <= now_ms))
     return _count(result)
 
@@ -271,3 +335,12 @@ def revoke_agent_credentials(conn: Connection, agent_id: str, revoked_at: int) -
         .values(revoked_at=revoked_at)
     )
     return _count(result)
+
+
+def revoke_agent_credential(conn: Connection, credential_id: str, revoked_at: int) -> bool:
+    result = conn.execute(
+        update(agent_credentials)
+        .where(agent_credentials.c.id == credential_id, agent_credentials.c.revoked_at.is_(None))
+        .values(revoked_at=revoked_at)
+    )
+    return _count(result) == 1

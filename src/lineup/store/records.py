@@ -261,13 +261,28 @@ class TaskDetail:
 
 @dataclass(frozen=True)
 class SessionRecord(_FromRow):
+    """A session: the family of its access and refresh tokens (:class:`SessionTokenRecord`)."""
+
     id: str
-    token_hash: str
     user_id: str
     csrf_token_hash: str
     created_at: int
     expires_at: int
+    last_used_at: int
+    user_agent: str | None = None
     revoked_at: int | None = None
+    ended_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionTokenRecord(_FromRow):
+    token_hash: str
+    session_id: str
+    kind: str
+    """``access`` or ``refresh``."""
+    created_at: int
+    expires_at: int
+    spent_at: int | None = None
 
 
 @dataclass(frozen=True)

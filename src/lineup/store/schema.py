@@ -694,14 +694,33 @@ sessions = Table(
     "sessions",
     metadata,
     Column("id", ID, primary_key=True),
-    Column("token_hash", String(255), nullable=False, unique=True),
     Column("user_id", ID, nullable=False),
     Column("csrf_token_hash", String(255), nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
+    Column("last_used_at", BigInteger, nullable=False),
+    Column("user_agent", String(300), nullable=True),
     Column("revoked_at", BigInteger, nullable=True),
+    Column("ended_reason", String(40), nullable=True),
     Index("ix_sessions_user_id", "user_id"),
 )
+"""A person's signed-in session: one family of short-lived access tokens and rotating refresh
+tokens (``session_tokens``), ending at ``expires_at`` at the latest. Ending it (``revoked_at``)
+ends every token of the family at once."""
+
+session_tokens = Table(
+    "session_tokens",
+    metadata,
+    Column("token_hash", String(255), primary_key=True),
+    Column("session_id", ID, nullable=False),
+    Column("kind", String(10), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("spent_at", BigInteger, nullable=True),
+    Index("ix_session_tokens_session_id", "session_id"),
+)
+"""The tokens of a session, kept as hashes: ``access`` (minutes) and ``refresh`` (spent, once,
+for the next pair; a spent one presented again gives the family away)."""
 
 pairing_codes = Table(
     "pairing_codes",

@@ -172,6 +172,7 @@ def test_compaction_by_age_then_an_app_behind_the_horizon_resyncs_to_the_same_vi
         # a day after "today" was recorded, everything recorded before it is past the limit
         cutoff = _recorded_at(client, ana.workspace_id, recent)
         clock.advance((cutoff + DAY_MS - clock()) / 1000)
+        assert ana.refresh().status_code == 200  # a day on, as the app does: a new access token
 
         TickedMonitor(client, clock).tick()  # the monitor's pass compacts by age
 

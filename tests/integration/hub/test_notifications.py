@@ -631,6 +631,7 @@ def test_quiet_hours_hold_a_notification_and_an_answered_request_is_not_sent_aft
         assert response.status_code == 200, response.text
 
         clock.advance(9 * 3600)  # morning
+        assert person.refresh().status_code == 200  # as the app does: a new access token
         push_service.wait_for(lambda got: for_subject(got, kept), "the morning push")
 
         def asked() -> list[dict[str, Any]]:

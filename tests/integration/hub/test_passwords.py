@@ -291,15 +291,14 @@ def test_a_live_socket_whose_session_ended_elsewhere_closes_at_its_next_check(
         with _follow(hub, ana, ana.session) as ws:
             # another node of a cluster ends the session: only the database knows
             state = client.app.state.hub  # type: ignore[attr-defined]
-            session = client.portal.call(  # type: ignore[union-attr]
+            found = client.portal.call(  # type: ignore[union-attr]
                 state.store.read,
-                lambda r: store_auth.get_session_by_token_hash(
-                    r.connection, token_hash(ana.session)
-                ),
+                lambda r: store_auth.get_session_token(r.connection, token_hash(ana.session)),
             )
+            assert found is not None
             client.portal.call(  # type: ignore[union-attr]
                 state.store.write,
-                lambda tx: store_auth.revoke_session(tx.connection, session.id, 1),
+                lambda tx: store_auth.revoke_session(tx.connection, found[1].id, 1, "ended"),
             )
             until(lambda: state.live_sessions.count(ana.user_id) == 0, "the socket closed")
             assert _ended(ws) == 4401

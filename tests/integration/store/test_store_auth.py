@@ -12,6 +12,7 @@ from lineup.store import (
     PairingCodeRecord,
     Reader,
     SessionRecord,
+    SessionTokenRecord,
     Store,
     WriteTx,
     auth,
@@ -31,38 +32,55 @@ async def test_password_hashes_are_set_and_replaced(store: Store) -> None:
     await store.read(read)
 
 
-async def test_sessions_are_found_by_token_hash_and_revoked(store: Store) -> None:
-    session = SessionRecord("s1", "tok-hash", "u1", "csrf-hash", created_at=1, expires_at=100)
-    other = SessionRecord("s2", "tok-hash-2", "u1", "csrf-2", created_at=1, expires_at=10)
-    await store.write(lambda tx: auth.insert_session(tx.connection, session))
-    await store.write(lambda tx: auth.insert_session(tx.connection, other))
+async def test_session_tokens_are_found_by_hash_with_their_session_and_end_with_it(
+    store: Store,
+) -> None:
+    session = SessionRecord("s1", "u1", "csrf-hash", created_at=1, expires_at=100, last_used_at=1)
+    other = SessionRecord("s2", "u1", "csrf-2", created_at=1, expires_at=10, last_used_at=1)
+    access = SessionTokenRecord("acc-hash", "s1", "access", created_at=1, expires_at=50)
+    refresh = SessionTokenRecord("ref-hash", "s1", "refresh", created_at=1, expires_at=100)
+    old = SessionTokenRecord("old-hash", "s2", "refresh", created_at=1, expires_at=10)
+
+    def seed(tx: WriteTx) -> None:
+        for record in (session, other):
+            auth.insert_session(tx.connection, record)
+        for token in (access, refresh, old):
+            auth.insert_session_token(tx.connection, token)
+
+    await store.write(seed)
 
     def read(r: Reader) -> None:
-        assert auth.get_session_by_token_hash(r.connection, "tok-hash") == session
-        assert auth.get_session_by_token_hash(r.connection, "nope") is None
+        assert auth.get_session_token(r.connection, "acc-hash") == (access, session)
+        assert auth.get_session_token(r.connection, "nope") is None
+        assert [s.id for s in auth.list_sessions(r.connection, "u1", 5)] == ["s1", "s2"]
+        assert [s.id for s in auth.list_sessions(r.connection, "u1", 20)] == ["s1"]
 
     await store.read(read)
 
-    assert await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 50))
-    assert not await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 60))
-    assert await store.write(lambda tx: auth.revoke_user_sessions(tx.connection, "u1", 70)) == 1
+    assert await store.write(lambda tx: auth.spend_refresh_token(tx.connection, "ref-hash", 7))
+    assert not await store.write(lambda tx: auth.spend_refresh_token(tx.connection, "ref-hash", 8))
+    assert not await store.write(lambda tx: auth.spend_refresh_token(tx.connection, "acc-hash", 8))
+    assert await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 50, "ended"))
+    assert not await store.write(lambda tx: auth.revoke_session(tx.connection, "s1", 60, "ended"))
     assert await store.write(lambda tx: auth.delete_expired_sessions(tx.connection, 20)) == 1
 
-    def read(r: Reader) -> Any:
-        revoked = auth.get_session_by_token_hash(r.connection, "tok-hash")
-        assert auth.get_session_by_token_hash(r.connection, "tok-hash-2") is None
-        return revoked
+    def read_after(r: Reader) -> Any:
+        assert auth.get_session_token(r.connection, "old-hash") is None
+        return auth.get_session_token(r.connection, "ref-hash")
 
-    revoked = await store.read(read)
-    assert revoked is not None and revoked.revoked_at == 50
+    found = await store.read(read_after)
+    assert found is not None
+    token, revoked = found
+    assert token.spent_at == 7
+    assert (revoked.revoked_at, revoked.ended_reason) == (50, "ended")
 
 
 async def test_a_token_hash_is_unique(store: Store) -> None:
-    session = SessionRecord("s1", "same", "u1", "c", created_at=1, expires_at=2)
-    await store.write(lambda tx: auth.insert_session(tx.connection, session))
-    duplicate = SessionRecord("s2", "same", "u2", "c", created_at=1, expires_at=2)
+    token = SessionTokenRecord("same", "s1", "access", created_at=1, expires_at=2)
+    await store.write(lambda tx: auth.insert_session_token(tx.connection, token))
+    duplicate = SessionTokenRecord("same", "s2", "refresh", created_at=1, expires_at=2)
     with pytest.raises(IntegrityError):
-        await store.write(lambda tx: auth.insert_session(tx.connection, duplicate))
+        await store.write(lambda tx: auth.insert_session_token(tx.connection, duplicate))
 
 
 async def test_a_pairing_code_can_be_used_once_and_not_after_expiry(store: Store) -> None:

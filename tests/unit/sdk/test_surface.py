@@ -37,6 +37,7 @@ def test_the_public_surface_names_what_agents_use():
         "Transport",
         "new_direct_token",
         "pair",
+        "rotate_credential",
     }
     assert expected <= set(lineup.sdk.__all__)
 

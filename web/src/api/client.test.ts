@@ -96,3 +96,78 @@ describe("the hub client", () => {
     expect(headers["Idempotency-Key"]).toBe("web-key-2");
   });
 });
+
+describe("the short-lived access token", () => {
+  function answers(...replies: Array<[number, unknown]>) {
+    const queue = [...replies];
+    return vi.fn(async (_url: RequestInfo | URL, _init?: RequestInit) => {
+      const [status, body] = queue.shift() ?? [500, null];
+      return new Response(body === null ? null : JSON.stringify(body), {
+        status,
+        headers: { "Content-Type": "application/json" },
+      });
+    });
+  }
+  const expired = { error: { code: "unauthenticated", message: "expired", details: { reason: "token_expired" } } };
+  const ended = { error: { code: "unauthenticated", message: "ended", details: { reason: "session_ended" } } };
+  const times = { accessExpiresAt: "2027-01-01T00:15:00.000Z", sessionExpiresAt: "2027-01-31T00:00:00.000Z" };
+
+  it("refreshes once on token_expired and sends the request again with the same key", async () => {
+    const fetch = answers([401, expired], [200, times], [200, { id: "conv_1" }]);
+    const transport = new Transport(fetch, cookies);
+    const signedOut = vi.fn();
+    transport.onUnauthenticated = signedOut;
+    const answer = await transport.post("/api/workspaces/ws_1/conversations", { title: "x" }, "web-key-7");
+    expect(answer).toEqual({ id: "conv_1" });
+    const urls = fetch.mock.calls.map((call) => call[0]);
+    expect(urls).toEqual([
+      "/api/workspaces/ws_1/conversations",
+      "/api/auth/refresh",
+      "/api/workspaces/ws_1/conversations",
+    ]);
+    const refresh = fetch.mock.calls[1]![1]!;
+    expect(refresh.method).toBe("POST");
+    expect((refresh.headers as Record<string, string>)["X-CSRF-Token"]).toBe("csrf-token");
+    const first = fetch.mock.calls[0]![1]!.headers as Record<string, string>;
+    const again = fetch.mock.calls[2]![1]!.headers as Record<string, string>;
+    expect(again["Idempotency-Key"]).toBe("web-key-7");
+    expect(first["Idempotency-Key"]).toBe("web-key-7");
+    expect(signedOut).not.toHaveBeenCalled();
+  });
+
+  it("shares one refresh between requests refused at the same time", async () => {
+    const fetch = answers([401, expired], [401, expired], [200, times], [200, { a: 1 }], [200, { b: 2 }]);
+    const transport = new Transport(fetch, cookies);
+    const [a, b] = await Promise.all([transport.get("/api/a"), transport.get("/api/b")]);
+    expect([a, b]).toEqual([{ a: 1 }, { b: 2 }]);
+    const refreshes = fetch.mock.calls.filter((call) => call[0] === "/api/auth/refresh");
+    expect(refreshes).toHaveLength(1);
+  });
+
+  it("returns to sign-in when the refresh fails, and does not retry twice", async () => {
+    const fetch = answers([401, expired], [401, ended]);
+    const transport = new Transport(fetch, cookies);
+    const signedOut = vi.fn();
+    transport.onUnauthenticated = signedOut;
+    const error = await transport.get("/api/auth/me").catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "unauthenticated", details: { reason: "session_ended" } });
+    expect(signedOut).toHaveBeenCalledTimes(1);
+    expect(fetch).toHaveBeenCalledTimes(2);
+  });
+
+  it("takes a sibling tab's won refresh as done and sends the request again", async () => {
+    const superseded = {
+      error: { code: "unauthenticated", message: "raced", details: { reason: "refresh_superseded" } },
+    };
+    const fetch = answers([401, expired], [401, superseded], [200, { ok: true }]);
+    const transport = new Transport(fetch, cookies);
+    expect(await transport.get("/api/x")).toEqual({ ok: true });
+  });
+
+  it("does not refresh when the session itself has ended", async () => {
+    const fetch = answers([401, ended]);
+    const transport = new Transport(fetch, cookies);
+    await transport.get("/api/auth/me").catch(() => undefined);
+    expect(fetch).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,5 +1,7 @@
 // The transport of the typed hub client: fetch with the session cookie, the CSRF header on
 // state changes, an Idempotency-Key on POSTs, and the hub's one error envelope as ApiError.
+// The session's access token lasts minutes: a request refused as `token_expired` spends the
+// refresh cookie for a new pair (one refresh at a time) and is sent once more.
 
 export type ErrorCode =
   | "invalid_argument"
@@ -33,6 +35,7 @@ export class ApiError extends Error {
 }
 
 export const CSRF_COOKIE = "lineup_csrf";
+export const REFRESH_PATH = "/api/auth/refresh";
 export const CSRF_HEADER = "X-CSRF-Token";
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -61,6 +64,13 @@ export interface RequestOptions {
   /** POST/PATCH only; a key is made when none is given, so every state change carries one. */
   idempotencyKey?: string;
   signal?: AbortSignal;
+}
+
+/** The `details.reason` of an `unauthenticated` error (`token_expired`, `session_ended`…). */
+export function refusalReason(error: unknown): string | null {
+  if (!(error instanceof ApiError) || error.code !== "unauthenticated") return null;
+  const reason = error.details.reason;
+  return typeof reason === "string" ? reason : null;
 }
 
 export type Fetch = typeof fetch;
@@ -122,16 +132,65 @@ export class Transport {
     private readonly cookies: () => string = () => document.cookie,
   ) {}
 
+  private refreshing: Promise<boolean> | null = null;
+
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    // one key for the request and its one resend after a refresh
+    const key =
+      method === "POST" || method === "PATCH" ? (options.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    try {
+      return await this.send<T>(method, path, options, key);
+    } catch (error) {
+      if (refusalReason(error) !== "token_expired" || path === REFRESH_PATH) {
+        if (error instanceof ApiError && error.code === "unauthenticated") this.onUnauthenticated?.();
+        throw error;
+      }
+    }
+    if (!(await this.refresh())) {
+      this.onUnauthenticated?.();
+      throw new ApiError("unauthenticated", "Your session has ended; sign in again.", 401, {
+        reason: "session_ended",
+      });
+    }
+    try {
+      return await this.send<T>(method, path, options, key);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "unauthenticated") this.onUnauthenticated?.();
+      throw error;
+    }
+  }
+
+  /**
+   * Spend the refresh cookie for a new access token and refresh token; true when the session
+   * goes on. Concurrent callers share one refresh; a sibling tab's refresh that won the race
+   * (`refresh_superseded`) counts as done, its new cookies being the browser's already.
+   */
+  refresh(): Promise<boolean> {
+    if (this.refreshing === null) {
+      this.refreshing = this.send<unknown>("POST", REFRESH_PATH, {}, undefined).then(
+        () => true,
+        (error: unknown) => refusalReason(error) === "refresh_superseded",
+      );
+      void this.refreshing.finally(() => {
+        this.refreshing = null;
+      });
+    }
+    return this.refreshing;
+  }
+
+  private async send<T>(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    idempotencyKey: string | undefined,
+  ): Promise<T> {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (options.raw) headers["Content-Type"] = options.raw.contentType;
     else if (options.body !== undefined) headers["Content-Type"] = "application/json";
     if (!SAFE.has(method)) {
       const csrf = readCookie(this.csrfCookie, this.cookies());
       if (csrf) headers[CSRF_HEADER] = csrf;
-      if (method === "POST" || method === "PATCH") {
-        headers["Idempotency-Key"] = options.idempotencyKey ?? newIdempotencyKey();
-      }
+      if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
     }
     let response: Response;
     try {
@@ -150,11 +209,7 @@ export class Transport {
         0,
       );
     }
-    if (!response.ok) {
-      const error = await parseError(response);
-      if (error.code === "unauthenticated") this.onUnauthenticated?.();
-      throw error;
-    }
+    if (!response.ok) throw await parseError(response);
     if (response.status === 204) return undefined as T;
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;

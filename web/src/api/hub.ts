@@ -11,6 +11,7 @@ import type {
   ProviderHealth,
   Agent,
   AgentLogs,
+  RotatedCredential,
   Approval,
   ApprovalDecision,
   ApprovalView,
@@ -136,6 +137,11 @@ export class WorkspaceApi {
 
   revokeAgent(id: string): Promise<Agent> {
     return this.transport.post(this.path(`/agents/${enc(id)}/revoke`), {});
+  }
+
+  /** A new credential for the agent, shown this once; the old one stops working. */
+  rotateAgentCredential(id: string): Promise<RotatedCredential> {
+    return this.transport.post(this.path(`/agents/${enc(id)}/credential/rotate`), {});
   }
 
   // --- conversations and messages

@@ -20,6 +20,7 @@ export type { InteractionRequest, InteractionResponse, ToolDefinition };
 
 export type User = Schemas["User"];
 export type Workspace = Schemas["Workspace"];
+export type RotatedCredential = Schemas["RotatedCredential"];
 export type Me = Schemas["Me"];
 export type SignUpResult = Schemas["SignedUp"];
 export type SignInResult = Schemas["SignedIn"];

@@ -113,7 +113,11 @@ export function RealtimeProvider({ workspaceId, api, children, connect }: Realti
       if (cancelled) return;
       const connection = connect
         ? connect(workspaceId, initial)
-        : new RealtimeConnection({ workspaceId, initialSequence: initial });
+        : new RealtimeConnection({
+            workspaceId,
+            initialSequence: initial,
+            refresh: () => api.transport.refresh(),
+          });
       connectionRef.current = connection;
       unsubscribe = [
         connection.onState(setState),

@@ -47,7 +47,9 @@ function event(sequence: number, type = "task.status_changed", payload: Record<s
   });
 }
 
-function setup(options: { initialSequence?: number; storage?: MemoryStorage } = {}) {
+function setup(
+  options: { initialSequence?: number; storage?: MemoryStorage; refresh?: () => Promise<boolean> } = {},
+) {
   const sockets: FakeSocket[] = [];
   const timers = new ManualTimers();
   const storage = options.storage ?? new MemoryStorage();
@@ -64,6 +66,7 @@ function setup(options: { initialSequence?: number; storage?: MemoryStorage } = 
     backoff: (attempt) => 100 * 2 ** attempt,
     initialSequence: options.initialSequence,
     now: () => new Date("2026-07-24T12:00:00.000Z"),
+    refresh: options.refresh,
   });
   const events: HubEvent[] = [];
   const states: ConnectionState[] = [];
@@ -193,6 +196,31 @@ describe("the realtime connection", () => {
     socket().drop(4401);
     expect(connection.state).toBe("denied");
     expect(timers.pending).toHaveLength(0);
+  });
+
+  it("refreshes an expired access token and reconnects once with the fresh one", async () => {
+    let refreshes = 0;
+    const { socket, sockets, connection } = setup({
+      refresh: async () => {
+        refreshes += 1;
+        return true;
+      },
+    });
+    socket().open();
+    const expired = { type: "error", code: "unauthenticated", message: "expired", details: { reason: "token_expired" } };
+    socket().push(expired);
+    socket().drop(4401);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(refreshes).toBe(1);
+    expect(sockets).toHaveLength(2);
+    // refused again straight away: the refresh did not help, so stop
+    socket().open();
+    socket().push(expired);
+    socket().drop(4401);
+    await Promise.resolve();
+    expect(refreshes).toBe(1);
+    expect(connection.state).toBe("denied");
   });
 
   it("on system.resync_required jumps to the hub's latest sequence and asks views to refetch", () => {

@@ -70,6 +70,11 @@ export interface RealtimeOptions {
   backoff?: (attempt: number) => number;
   now?: () => Date;
   newId?: () => string;
+  /**
+   * Renew the session's access token (the transport's refresh); true when it goes on. A
+   * socket refused because its access token expired reconnects once after it.
+   */
+  refresh?: () => Promise<boolean>;
 }
 
 const OPEN = 1;
@@ -107,9 +112,16 @@ export class RealtimeConnection {
   private readonly deltaListeners = new Set<Listener<DeltaFrame>>();
   private readonly stateListeners = new Set<Listener<ConnectionState>>();
   private readonly caughtUpListeners = new Set<Listener<number>>();
-  private readonly opts: Required<Omit<RealtimeOptions, "initialSequence" | "storage" | "url">> & {
+  /** The hub refused this socket's access token as expired (a refresh may help). */
+  private tokenExpired = false;
+  /** A refresh was already tried for this refusal: a second refusal is final. */
+  private refreshed = false;
+  private readonly opts: Required<
+    Omit<RealtimeOptions, "initialSequence" | "storage" | "url" | "refresh">
+  > & {
     storage: RealtimeOptions["storage"];
     url: string;
+    refresh: RealtimeOptions["refresh"];
   };
 
   constructor(options: RealtimeOptions) {
@@ -126,6 +138,7 @@ export class RealtimeConnection {
       backoff: options.backoff ?? defaultBackoff,
       now: options.now ?? (() => new Date()),
       newId: options.newId ?? (() => `sub_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`),
+      refresh: options.refresh,
     };
     const stored = Number(this.opts.storage?.getItem(storageKey(this.workspaceId)) ?? NaN);
     this.lastSequence = Number.isFinite(stored) && stored >= 0 ? stored : (options.initialSequence ?? 0);
@@ -221,6 +234,16 @@ export class RealtimeConnection {
       detach(socket);
       this.socket = null;
       if (this.stopped) return;
+      if (ev.code === 4401 && this.tokenExpired && !this.refreshed && this.opts.refresh) {
+        this.tokenExpired = false;
+        this.refreshed = true;
+        void this.opts.refresh().then((ok) => {
+          if (this.stopped) return;
+          if (ok) this.open();
+          else this.setState("denied");
+        });
+        return;
+      }
       if (REFUSED.has(ev.code)) {
         this.setState("denied");
         return;
@@ -276,6 +299,11 @@ export class RealtimeConnection {
       return;
     }
     if (type === "error") {
+      const reason = (frame as { details?: { reason?: unknown } }).details?.reason;
+      if (frame.code === "unauthenticated" && reason === "token_expired" && !this.refreshed) {
+        this.tokenExpired = true; // the close that follows refreshes and reconnects
+        return;
+      }
       if (frame.code === "unauthenticated" || frame.code === "forbidden") {
         if (frame.id == null || frame.id === this.subscriptionId) this.setState("denied");
       }
@@ -285,6 +313,7 @@ export class RealtimeConnection {
       const seq = Number(frame.payload?.sequence ?? 0);
       this.advance(seq);
       this.attempt = 0;
+      this.refreshed = false;
       this.setState("live");
       for (const l of this.caughtUpListeners) l(this.lastSequence);
       return;

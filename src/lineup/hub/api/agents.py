@@ -1,5 +1,5 @@
 """Agents: pairing codes, redemption by an adapter, confirmation (or rejection) by a person,
-list, rename, settings, revoke."""
+list, rename, settings, revoke, and a new credential without pairing again (rotation)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from lineup.hub import agent_logs, commands, pairing
+from lineup.hub import agent_logs, commands, credentials, pairing
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
+from lineup.hub.api.responses import View
 from lineup.hub.recorder import Writing
 from lineup.hub.security import normalise_pairing_code, token_hash
 from lineup.protocol import facts
@@ -52,6 +53,22 @@ class SaveSettings(Body):
 
 class Rename(Body):
     name: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class RotatedCredential(View):
+    agent_id: str
+    credential: str
+    """The agent's new credential, shown this once (the hub keeps only its hash); the old one
+    no longer works."""
+    rotated_at: str
+
+
+def _rotated(rotated: credentials.Rotated) -> RotatedCredential:
+    return RotatedCredential(
+        agent_id=rotated.agent_id,
+        credential=rotated.credential,
+        rotated_at=iso(rotated.rotated_at),
+    )
 
 
 def _websocket_url(base: str) -> str:
@@ -167,6 +184,34 @@ async def revoke_agent(
     if link is not None and link.workspace_id == person.workspace_id:
         await link.close(CloseCode.REVOKED, "revoked")
     return await get_agent(agent_id, hub, person)
+
+
+@router.post(
+    "/workspaces/{workspace_id}/agents/{agent_id}/credential/rotate",
+    **answers(RotatedCredential, 400, 401, 403, 404, 409),
+)
+async def rotate_agent_credential(agent_id: str, hub: Hub, person: Member) -> RotatedCredential:
+    """A new credential for the agent, shown once; the old one stops working at once and the
+    connection it opened is closed. Put the new one in the agent's credentials file (or give
+    it to the adapter) and it connects again as the same agent, without pairing."""
+    rotated = await hub.recorder.run(
+        lambda w: credentials.rotate(w, person.workspace_id, agent_id, person.actor)
+    )
+    link = hub.presence.get(agent_id)
+    if link is not None and link.workspace_id == person.workspace_id:
+        await link.close(CloseCode.UNAUTHENTICATED, "credential rotated")
+    return _rotated(rotated)
+
+
+@router.post("/agent/credential/rotate", **answers(RotatedCredential, 401, 409))
+async def rotate_own_credential(request: Request, hub: Hub) -> RotatedCredential:
+    """An agent exchanges its credential (``Authorization: Bearer``) for a new one, shown
+    once; the old one stops working for anything new (the connection it has stays open)."""
+    agent = await credentials.authenticate_agent(hub, request.headers.get("authorization", ""))
+    rotated = await hub.recorder.run(
+        lambda w: credentials.rotate(w, agent.workspace_id, agent.agent_id, agent.actor)
+    )
+    return _rotated(rotated)
 
 
 @router.post(

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 from pydantic import Field
 
 from lineup.hub import accounts
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import (
+    CSRF_HEADER,
+    REFRESH_PATH,
     Body,
     Hub,
     Member,
     SignedInUser,
     csrf_cookie,
+    refresh_cookie,
     session_cookie,
 )
 from lineup.hub.api.openapi import answers
@@ -59,12 +62,37 @@ class SessionsEnded(View):
     """How many of this person's other sessions were ended."""
 
 
+class Refreshed(View):
+    access_expires_at: str
+    """When the new access token stops opening the API (the app refreshes again then)."""
+    session_expires_at: str
+    """When the session itself ends, however often it is refreshed: sign in again then."""
+
+
+class SessionView(View):
+    id: str
+    created_at: str
+    last_used_at: str
+    expires_at: str
+    user_agent: str | None
+    """The browser or client that signed in, as it named itself."""
+    current: bool
+    """This is the session asking (this device)."""
+
+
+class SessionList(View):
+    sessions: list[SessionView]
+
+
 def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession) -> None:
-    max_age = int(hub.settings.session_ttl)
+    """The access token for every route, the refresh token for the refresh route only (both
+    unreadable by the page), and the CSRF token the page reads. The cookies live as long as
+    the session; the access token inside them lasts minutes (the hub says when it expired)."""
+    max_age = max(1, (session.expires_at_ms - hub.clock()) // 1000)
     secure = hub.settings.secure_cookies
     response.set_cookie(
         session_cookie(hub.settings),
-        session.token,
+        session.access_token,
         max_age=max_age,
         httponly=True,
         samesite="lax",
@@ -72,14 +100,34 @@ def _set_cookies(response: Response, hub: HubState, session: accounts.NewSession
         path="/",
     )
     response.set_cookie(
-        csrf_cookie(hub.settings),
-        session.csrf_token,
+        refresh_cookie(hub.settings),
+        session.refresh_token,
         max_age=max_age,
-        httponly=False,
-        samesite="lax",
+        httponly=True,
+        samesite="strict",
         secure=secure,
-        path="/",
+        path=REFRESH_PATH,
     )
+    if session.csrf_token is not None:
+        response.set_cookie(
+            csrf_cookie(hub.settings),
+            session.csrf_token,
+            max_age=max_age,
+            httponly=False,
+            samesite="lax",
+            secure=secure,
+            path="/",
+        )
+
+
+def _clear_cookies(response: Response, hub: HubState) -> None:
+    response.delete_cookie(session_cookie(hub.settings), path="/")
+    response.delete_cookie(refresh_cookie(hub.settings), path=REFRESH_PATH)
+    response.delete_cookie(csrf_cookie(hub.settings), path="/")
+
+
+def _user_agent(request: Request) -> str | None:
+    return request.headers.get("user-agent")
 
 
 async def _me(hub: HubState, user_id: str) -> dict[str, Any]:
@@ -116,7 +164,7 @@ async def sign_up(body: SignUp, request: Request, response: Response, hub: Hub) 
         body.workspace_name,
         body.invitation_code,
     )
-    session = await accounts.start_session(hub, user)
+    session = await accounts.start_session(hub, user, _user_agent(request))
     _set_cookies(response, hub, session)
     return {**await _me(hub, user.id), "workspaceId": workspace_id, "csrfToken": session.csrf_token}
 
@@ -125,7 +173,7 @@ async def sign_up(body: SignUp, request: Request, response: Response, hub: Hub) 
 async def sign_in(body: SignIn, request: Request, response: Response, hub: Hub) -> dict[str, Any]:
     assert hub.limits is not None
     hub.limits.signin_by_ip.check(_ip(request), "sign-in")
-    session = await accounts.sign_in(hub, body.email, body.password)
+    session = await accounts.sign_in(hub, body.email, body.password, _user_agent(request))
     _set_cookies(response, hub, session)
     return {**await _me(hub, session.user.id), "csrfToken": session.csrf_token}
 
@@ -133,9 +181,56 @@ async def sign_in(body: SignIn, request: Request, response: Response, hub: Hub) 
 @router.post("/auth/signout", status_code=204, **answers(None, 401, 403))
 async def sign_out(response: Response, hub: Hub, signed: SignedInUser) -> Response:
     await accounts.sign_out(hub, signed.session)
-    response.delete_cookie(session_cookie(hub.settings), path="/")
-    response.delete_cookie(csrf_cookie(hub.settings), path="/")
+    _clear_cookies(response, hub)
     response.status_code = 204
+    return response
+
+
+@router.post(REFRESH_PATH.removeprefix("/api"), **answers(Refreshed, 401, 403))
+async def refresh(request: Request, response: Response, hub: Hub) -> Refreshed:
+    """Spend the refresh cookie for a new access token and refresh token (both set as
+    cookies). A refresh token works once: presented again, it ends the whole session."""
+    session = await accounts.refresh(
+        hub,
+        request.cookies.get(refresh_cookie(hub.settings)),
+        request.headers.get(CSRF_HEADER, ""),
+    )
+    _set_cookies(response, hub, session)
+    return Refreshed(
+        access_expires_at=iso(session.access_expires_at_ms),
+        session_expires_at=iso(session.expires_at_ms),
+    )
+
+
+@router.get("/auth/sessions", **answers(SessionList, 401, 403))
+async def list_sessions(hub: Hub, signed: SignedInUser) -> SessionList:
+    """This person's live sessions, the most recently used first; ``current`` is this one."""
+    records = await accounts.list_sessions(hub, signed.user)
+    return SessionList(
+        sessions=[
+            SessionView(
+                id=r.id,
+                created_at=iso(r.created_at),
+                last_used_at=iso(r.last_used_at),
+                expires_at=iso(r.expires_at),
+                user_agent=r.user_agent,
+                current=r.id == signed.session.id,
+            )
+            for r in records
+        ]
+    )
+
+
+@router.delete("/auth/sessions/{session_id}", status_code=204, **answers(None, 400, 401, 403, 404))
+async def end_session(
+    hub: Hub, signed: SignedInUser, session_id: Annotated[str, Path(max_length=128)]
+) -> Response:
+    """End one of this person's sessions: its tokens stop working at once, its live updates
+    close. Ending this very session signs this device out."""
+    await accounts.end_session(hub, signed.user, session_id)
+    response = Response(status_code=204)
+    if session_id == signed.session.id:
+        _clear_cookies(response, hub)
     return response
 
 

@@ -59,6 +59,15 @@ def session_cookie(settings: Settings) -> str:
     return f"{settings.cookie_prefix}_session"
 
 
+REFRESH_PATH = "/api/auth/refresh"
+"""The one route the refresh cookie is sent to."""
+
+
+def refresh_cookie(settings: Settings) -> str:
+    """The session's refresh token, sent by the browser to :data:`REFRESH_PATH` only."""
+    return f"{settings.cookie_prefix}_refresh"
+
+
 def csrf_cookie(settings: Settings) -> str:
     """Read by the web app (its name is in ``GET /api/direct``) for the CSRF header."""
     return f"{settings.cookie_prefix}_csrf"

@@ -87,7 +87,7 @@ async def direct_session(
     user = await hub.store.read(lambda r: r.get_user(direct.user_id))
     if user is None:  # prepare() made it at start; only a broken start gets here
         raise Unauthenticated("Direct mode is not ready yet; try again in a moment.")
-    session = await accounts.start_session(hub, user)
+    session = await accounts.start_session(hub, user, request.headers.get("user-agent"))
     _set_cookies(response, hub, session)
     return {
         **await _me(hub, user.id),
@@ -162,6 +162,12 @@ _REFUSED: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("POST", re.compile(r"^/api/pairing/redeem/?$"), "Pairing"),
     ("POST", re.compile(r"^/api/workspaces/[^/]+/pairing-codes/?$"), "Pairing"),
     ("POST", re.compile(r"^/api/workspaces/[^/]+/agents/[^/]+/revoke/?$"), "Revoking the agent"),
+    (
+        "POST",
+        re.compile(r"^/api/workspaces/[^/]+/agents/[^/]+/credential/rotate/?$"),
+        "Rotating the credential",
+    ),
+    ("POST", re.compile(r"^/api/agent/credential/rotate/?$"), "Rotating the credential"),
     ("POST", re.compile(r"^/api/notifications/devices/?$"), "Notifications"),
     ("PUT", re.compile(r"^/api/notifications/preferences/?$"), "Notifications"),
     ("POST", re.compile(r"^/api/notifications/test/?$"), "Notifications"),

@@ -11,7 +11,18 @@ import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
 import { fullTime } from "../../lib/time";
 import { useHubEvents } from "../../realtime/RealtimeProvider";
-import { AgentStatusPill, Banner, Button, Card, EmptyState, Icon, Loading, RelativeTime, StatusPill } from "../../ui";
+import {
+  AgentStatusPill,
+  Banner,
+  Button,
+  Card,
+  CopyButton,
+  EmptyState,
+  Icon,
+  Loading,
+  RelativeTime,
+  StatusPill,
+} from "../../ui";
 import { useSession } from "../auth/session";
 import { Timeline } from "../tasks/TaskDetail";
 import { DiagnosticLogs } from "./DiagnosticLogs";
@@ -160,6 +171,7 @@ export function AgentDetail({ agentId }: { agentId: string }) {
           <Card>
             <h2 className="card-title">Manage</h2>
             <Rename agentId={agent.id} name={agent.name} />
+            {direct ? null : <RotateCredential agentId={agent.id} name={agent.name} />}
             {direct ? null : <Revoke agentId={agent.id} name={agent.name} />}
           </Card>
         ) : null}
@@ -228,6 +240,67 @@ function Rename({ agentId, name }: { agentId: string; name: string }) {
         </p>
       ) : null}
     </form>
+  );
+}
+
+function RotateCredential({ agentId, name }: { agentId: string; name: string }) {
+  const { api } = useWorkspace();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [credential, setCredential] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  async function rotate() {
+    setBusy(true);
+    setError(null);
+    try {
+      setCredential((await api.rotateAgentCredential(agentId)).credential);
+      setConfirming(false);
+    } catch (err) {
+      setError((err as ApiError).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div className="rotate">
+      {credential ? (
+        <div className="field" data-testid="rotated-credential">
+          <p className="token-once">
+            <code>{credential}</code> <CopyButton text={credential} label="Copy credential" what="the credential" />
+          </p>
+          <p className="field-hint">
+            Shown only now. Put it as <code>credential</code> in the agent's credentials file (
+            <code>~/.lineup-agent/credentials.json</code>) and restart it: it connects again as {name}, without
+            pairing.
+          </p>
+        </div>
+      ) : null}
+      {!confirming ? (
+        <Button variant="secondary" onClick={() => setConfirming(true)}>
+          Rotate credential
+        </Button>
+      ) : (
+        <div className="confirm" role="group" aria-label="Confirm rotation">
+          <p>
+            Give <strong>{name}</strong> a new credential? The old one stops working at once and the agent is disconnected
+            until it has the new one.
+          </p>
+          <div className="button-row">
+            <Button variant="primary" busy={busy} onClick={rotate}>
+              {busy ? "Rotating…" : "Yes, rotate it"}
+            </Button>
+            <Button variant="ghost" disabled={busy} onClick={() => setConfirming(false)}>
+              Keep the current one
+            </Button>
+          </div>
+        </div>
+      )}
+      {error ? (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </div>
   );
 }
 

@@ -13,6 +13,7 @@ import { NotificationSettings } from "../notifications/NotificationSettings";
 import { Accounts } from "./Accounts";
 import { AccountSecurity } from "./AccountSecurity";
 import { DeveloperTokens } from "./DeveloperTokens";
+import { Sessions } from "./Sessions";
 import { InviteSomeone, JoinWorkspace } from "./Invitations";
 import { LayeredSettings } from "./LayeredSettings";
 
@@ -132,6 +133,7 @@ export function SettingsView() {
       <NotificationSettings transport={session.transport} />
 
       {session.direct ? null : <AccountSecurity />}
+      {session.direct ? null : <Sessions />}
 
       {session.direct ? null : <DeveloperTokens workspaceId={workspace.id} workspaceName={workspace.name} />}
 

@@ -17,6 +17,7 @@ export type Scope = DeveloperToken["scopes"][number];
 export type ProjectSummary = Schemas["ProjectView"];
 export type ProjectRole = NonNullable<ProjectSummary["role"]>;
 export type AccountBinding = Schemas["AccountView"];
+export type SignedInSession = Schemas["SessionView"];
 
 export const LEVEL_LABEL: Record<Level, string> = {
   system: "Hub default",
@@ -46,6 +47,18 @@ export class PeopleApi {
 
   projects(workspaceId: string): Promise<{ projects: ProjectSummary[] }> {
     return this.transport.get(`/api/workspaces/${enc(workspaceId)}/projects`);
+  }
+
+  sessions(): Promise<{ sessions: SignedInSession[] }> {
+    return this.transport.get("/api/auth/sessions");
+  }
+
+  endSession(sessionId: string): Promise<void> {
+    return this.transport.request("DELETE", `/api/auth/sessions/${enc(sessionId)}`);
+  }
+
+  endOtherSessions(): Promise<{ signedOutSessions: number }> {
+    return this.transport.post("/api/auth/signout-others", {});
   }
 
   tokens(): Promise<{ tokens: DeveloperToken[] }> {
