@@ -45,6 +45,7 @@ from lineup.sdk._direct import (
 from lineup.sdk._errors import (
     ConnectionRefusedByHub,
     HubProblem,
+    InsecureConnection,
     InteractionExpired,
     JournalMismatch,
     PairingFailed,
@@ -55,6 +56,7 @@ from lineup.sdk._errors import (
 )
 from lineup.sdk._pairing import pair
 from lineup.sdk._settings import MessageHandler, TaskHandler
+from lineup.sdk._tls import TlsOptions
 from lineup.sdk._tools import Calculator, Canvas, CanvasTool, ToolReply, Tools
 from lineup.sdk._transport import (
     Connection,
@@ -86,6 +88,7 @@ __all__ = [
     "HostedAgent",
     "HubProblem",
     "InputAnswer",
+    "InsecureConnection",
     "InteractionExpired",
     "InvocationOutcome",
     "JournalMismatch",
@@ -100,6 +103,7 @@ __all__ = [
     "TaskContext",
     "TaskHandler",
     "TaskStopped",
+    "TlsOptions",
     "ToolReply",
     "Tools",
     "Transport",
