@@ -42,7 +42,9 @@ def test_what_people_paste_is_normalised_to_one_spelling(spelling: str):
     assert same_fingerprint(spelling, CANONICAL)
 
 
-@pytest.mark.parametrize("bad", ["", "AB:CD", DIGEST[:-1], DIGEST + "00", "zz" * 32, "md5:" + DIGEST])
+@pytest.mark.parametrize(
+    "bad", ["", "AB:CD", DIGEST[:-1], DIGEST + "00", "zz" * 32, "md5:" + DIGEST]
+)
 def test_anything_but_a_sha256_fingerprint_is_refused_with_a_reason(bad: str):
     with pytest.raises(ValueError, match="SHA-256"):
         normalise_fingerprint(bad)
