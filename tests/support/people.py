@@ -67,7 +67,7 @@ class Person:
         **extra: str,
     ) -> Person:
         """Sign up on a hub process, with an HTTP client of the person's own (``close`` it);
-        ``verify`` is how it trusts an https hub (a context trusting a self-signed hub's certificate)."""
+        ``verify`` is how it trusts an https hub (a context trusting its own certificate)."""
         client = httpx.Client(base_url=hub_url, timeout=15, trust_env=False, verify=verify)
         return cls.sign_up(client, email, name, **extra)
 

@@ -14,7 +14,7 @@ from lineup import __version__
 from lineup.protocol.errors import HTTP_STATUS, ErrorCode
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._errors import PairingFailed
-from lineup.sdk._tls import TlsOptions, TlsTrust, is_verification_failure
+from lineup.sdk._tls import TlsOptions, TlsTrust, check_plain_text, is_verification_failure
 
 logger = logging.getLogger("lineup.sdk")
 
@@ -78,7 +78,10 @@ async def pair(
         allow_insecure=env.allow_insecure if allow_insecure is None else allow_insecure,
     )
     trust = TlsTrust(options)
-    verify = await trust.context(base)  # raises InsecureConnection before anything is sent
+    check_plain_text(base, options)  # raises InsecureConnection before anything is sent
+    secure = urlsplit(base).scheme.lower() == "https"
+    # a client of the caller's own (tests' mock transport) does its own I/O and checks
+    verify = await trust.context(base) if client is None else None
     owned = client is None
     http = (
         client
@@ -110,7 +113,7 @@ async def pair(
             agent_id=str(data["agentId"]),
             workspace_id=str(data["workspaceId"]),
             credential=str(data["credential"]),
-            tls=_pinned_after(options, data.get("tlsFingerprint"), secure=verify is not None),
+            tls=_pinned_after(options, data.get("tlsFingerprint"), secure=secure),
         )
     except (KeyError, TypeError) as exc:
         raise PairingFailed(
