@@ -81,7 +81,15 @@ async def pair(
     check_plain_text(base, options)  # raises InsecureConnection before anything is sent
     secure = urlsplit(base).scheme.lower() == "https"
     # a client of the caller's own (tests' mock transport) does its own I/O and checks
-    verify = await trust.context(base) if client is None else None
+    try:
+        verify = await trust.context(base) if client is None else None
+    except (OSError, TimeoutError) as exc:  # the pin's check could not reach the hub
+        raise PairingFailed(
+            ErrorCode.UNAVAILABLE.value,
+            f"Could not reach the hub at {base}: {exc}",
+            diagnostic="LNP-PAIR-UNREACHABLE",
+            next_step="Check the hub address and that this machine can reach it, then retry.",
+        ) from exc
     owned = client is None
     http = (
         client

@@ -123,7 +123,7 @@ async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
 @router.get("/workspaces/{workspace_id}/hub", **answers(responses.HubInfo, 400, 401, 403))
 async def hub_info(request: Request, hub: Hub, person: Member) -> dict[str, Any]:
     """Where agents reach this hub and the certificate it serves, for a person to compare or
-    pin (Settings → Connect my agent show it)."""
+    pin (Settings and Connect my agent show it)."""
     base = hub.settings.public_url or str(request.base_url).rstrip("/")
     tls = hub.settings.tls
     return {
