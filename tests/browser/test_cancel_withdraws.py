@@ -3,6 +3,7 @@ and a tab that missed the news has its late answer refused with the reason."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import WebSocketRoute, expect
@@ -48,6 +49,12 @@ def test_cancelling_a_task_takes_its_approval_off_the_inbox_and_refuses_a_late_a
     expect(withdrawn).to_have_attribute("data-status", "cancelled")
     expect(withdrawn).to_contain_text("Withdrawn because the task was cancelled")
     expect(detail.locator(".timeline")).to_contain_text("withdrawn: the task was cancelled")
+    # the cancel waits for the agent, and the task says how long LineUp waits (10 min)
+    pending = detail.get_by_role("status").filter(has_text="Cancel requested")
+    expect(pending).to_contain_text("The task ends when the agent confirms")
+    expect(pending.get_by_test_id("cancel-countdown")).to_have_text(
+        re.compile(r"^(10:00|9:[0-5]\d)$")
+    )
     told = agent.next_downlink("interaction.cancelled")
     assert told["payload"]["interactionId"] == started.interaction_id
     screenshot(tasks, "task-cancel-withdraws-approval")

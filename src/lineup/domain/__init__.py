@@ -31,12 +31,15 @@ from lineup.domain.interactions import (
 )
 from lineup.domain.tasks import (
     ACTIVE_STATUSES,
+    CANCEL_TIMEOUT,
     LEGAL_TRANSITIONS,
     TERMINAL_STATUSES,
     TaskState,
     TaskStatus,
     TaskTransitionError,
     can_transition,
+    cancel_deadline,
+    cancel_overdue,
     is_terminal,
     report,
     request_cancel,
@@ -45,6 +48,7 @@ from lineup.domain.tasks import (
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "CANCEL_TIMEOUT",
     "ERROR_CODES",
     "INPUT_FORMATS",
     "LEGAL_TRANSITIONS",
@@ -68,6 +72,8 @@ __all__ = [
     "TaskTransitionError",
     "can_transition",
     "cancel",
+    "cancel_deadline",
+    "cancel_overdue",
     "default_approval_options",
     "default_review_options",
     "expire",

@@ -86,6 +86,15 @@ CATALOGUE: Mapping[str, Key] = {
             frozenset({"workspace"}),
         ),
         Key(
+            "tasks.cancelTimeoutMinutes",
+            "Minutes a requested cancel waits for the agent to confirm before LineUp records "
+            "the task cancelled itself (an agent offline or stuck cannot hold a task open). "
+            "The system default is the hub's LINEUP_CANCEL_TIMEOUT.",
+            {"type": "integer", "minimum": 1, "maximum": _MINUTES_30_DAYS},
+            10,
+            frozenset({"workspace"}),
+        ),
+        Key(
             "conversations.defaultProjectId",
             "The project an app preselects for a new conversation (unset: a personal one). "
             "The hub does not apply it by itself.",

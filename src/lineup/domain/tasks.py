@@ -138,6 +138,28 @@ def report(
     )
 
 
+CANCEL_TIMEOUT = "cancel_timeout"
+"""The cause the hub records when it ends a task whose cancel its agent never confirmed."""
+
+
+def cancel_deadline(requested_at_ms: int, timeout_ms: int) -> int:
+    """When a cancel requested at ``requested_at_ms`` stops waiting for the agent."""
+    if timeout_ms <= 0:
+        raise DomainError("invalid_argument", "A cancel timeout must be a positive duration.")
+    return requested_at_ms + timeout_ms
+
+
+def cancel_overdue(state: TaskState, deadline_ms: int | None, now_ms: int) -> bool:
+    """Whether the hub records the task cancelled itself (principle 4's timeout policy): the
+    cancel is still requested, the agent has not ended the task, and its deadline has come."""
+    return (
+        state.cancel_requested
+        and deadline_ms is not None
+        and state.status not in TERMINAL_STATUSES
+        and now_ms >= deadline_ms
+    )
+
+
 def request_cancel(state: TaskState, reason: str | None = None) -> tuple[TaskState, bool]:
     """Raise the cancel flag; the bool says whether anything changed (so whether to emit).
 

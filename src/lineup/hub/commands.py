@@ -341,17 +341,28 @@ def create_task(
 
 
 def request_cancel(
-    w: Writing, person: Person, task_id: str, reason: str | None, *, event_id: str | None = None
+    w: Writing,
+    person: Person,
+    task_id: str,
+    reason: str | None,
+    *,
+    timeout_ms: int,
+    event_id: str | None = None,
 ) -> Recorded:
-    """Raise the cancel flag; the task ends only when its agent confirms (principle 4)."""
+    """Raise the cancel flag; the task ends when its agent confirms, or ``timeout_ms`` later
+    when it has not (principle 4; :func:`cancel_timed_out`)."""
     task = task_in(w.read, person.workspace_id, task_id)
     sight.check_acting(w.read, person, task.conversation_id)
     with domain_rules():
         _, changed = domain.request_cancel(task_state(task), reason)
+        deadline = domain.cancel_deadline(w.now_ms, timeout_ms)
     if not changed:
         return Recorded(None, task_id)
     fact = facts.TaskCancelRequestedPayload(
-        task_id=task_id, target_agent_id=task.target_agent_id, reason=reason or None
+        task_id=task_id,
+        target_agent_id=task.target_agent_id,
+        reason=reason or None,
+        cancel_deadline=deadline,
     )
     result = w.append(
         person.workspace_id,
@@ -634,6 +645,8 @@ def task_accepted(
     task = agents_task(w.read, agent, task_id)
     if task.status in domain.ACTIVE_STATUSES:
         return Recorded(None)  # accepted before; a restarted agent says it again
+    if domain.is_terminal(task.status):
+        raise task_ended(task)
     with domain_rules():
         domain.transition(task_state(task), domain.TaskStatus.RUNNING)
     result = w.append(
@@ -655,6 +668,8 @@ def task_status_changed(
     change: ev.TaskStatusChanged,
 ) -> Recorded:
     task = agents_task(w.read, agent, task_id)
+    if domain.is_terminal(task.status):
+        raise task_ended(task)
     before = task_state(task)
     with domain_rules():
         after = domain.report(
@@ -687,6 +702,24 @@ def task_status_changed(
     return Recorded(result)
 
 
+def task_ended(task: records.Task) -> Conflict:
+    """An agent's report on a task that has ended — by the agent earlier, or by the hub (a
+    cancel it did not confirm in time): refused, not retried, and the agent is told why."""
+    if task.end_cause == domain.CANCEL_TIMEOUT:
+        why = "LineUp cancelled it because the agent did not confirm the cancel in time"
+    else:
+        why = f"it is already {task.status}"
+    return Conflict(
+        f"Task {task.id!r} has ended ({why}); this report was not recorded.",
+        details={
+            "reason": "task_ended",
+            "taskId": task.id,
+            "status": task.status,
+            **({"cause": task.end_cause} if task.end_cause else {}),
+        },
+    )
+
+
 def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None) -> Recorded:
     """The grace period ran out: the task fails with ``agent_unreachable`` (seed 001 §7.4)."""
     current = w.read.get_task(task.workspace_id, task.id)
@@ -707,6 +740,36 @@ def fail_unreachable(w: Writing, *, task: records.Task, last_beat_ms: int | None
         task_id=task.id,
     )
     return Recorded(result)
+
+
+def cancel_timed_out(w: Writing, *, task: records.Task) -> Recorded:
+    """A requested cancel went unconfirmed past its deadline: the hub records the task
+    cancelled with the cause, and tells the agent (which may be offline: it hears on resume)."""
+    current = w.read.get_task(task.workspace_id, task.id)
+    if current is None or not domain.cancel_overdue(
+        task_state(current), current.cancel_deadline, w.now_ms
+    ):
+        return Recorded(None)
+    result = w.append(
+        task.workspace_id,
+        facts.TaskStatusChangedPayload(
+            task_id=task.id,
+            status="cancelled",
+            summary=CANCEL_TIMEOUT_SUMMARY,
+            cause=domain.CANCEL_TIMEOUT,
+            target_agent_id=current.target_agent_id,
+        ),
+        actor="system",
+        event_id=derived_id("evt", domain.CANCEL_TIMEOUT, task.id),
+        conversation_id=task.conversation_id,
+        task_id=task.id,
+    )
+    return Recorded(result)
+
+
+CANCEL_TIMEOUT_SUMMARY = (
+    "The agent did not confirm the cancel in time, so LineUp marked the task cancelled."
+)
 
 
 def task_child_created(

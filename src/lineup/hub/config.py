@@ -52,6 +52,10 @@ class Settings:
     another node of a cluster ends it within this time; on this node at once)."""
     missed_heartbeats: int = 2
     grace_period: float = 15 * 60.0
+    cancel_timeout: float = 10 * 60.0
+    """``LINEUP_CANCEL_TIMEOUT`` (seconds): how long a requested cancel waits for the agent to
+    confirm before the hub records the task cancelled; a workspace may set its own
+    ``tasks.cancelTimeoutMinutes``."""
     monitor_interval: float = 1.0
     session_ttl: float = 30 * 24 * 3600.0
     pairing_ttl: float = 10 * 60.0
@@ -164,6 +168,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.agent_log_lines < 1:
             raise ValueError("LINEUP_AGENT_LOG_LINES must be at least 1")
+        if not self.cancel_timeout > 0:  # also NaN
+            raise ValueError("LINEUP_CANCEL_TIMEOUT must be a positive number of seconds")
         # A hub people reach over https must never send its session cookie over http.
         if self.tls is not None or (self.public_url or "").lower().startswith("https://"):
             object.__setattr__(self, "secure_cookies", True)
@@ -196,6 +202,7 @@ class Settings:
             "public_url": os.environ.get("LINEUP_PUBLIC_URL") or None,
             "heartbeat_interval": _seconds("LINEUP_HEARTBEAT_INTERVAL", 25.0),
             "grace_period": _seconds("LINEUP_GRACE_PERIOD", 15 * 60.0),
+            "cancel_timeout": _seconds("LINEUP_CANCEL_TIMEOUT", 10 * 60.0),
             "secure_cookies": os.environ.get("LINEUP_SECURE_COOKIES", "") in ("1", "true"),
             "allowed_origins": tuple(
                 o for o in os.environ.get("LINEUP_ALLOWED_ORIGINS", "").split(",") if o

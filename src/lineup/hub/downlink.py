@@ -98,6 +98,12 @@ def for_agent(event: StoredEvent, agent_id: str) -> Envelope | None:
             if fact.reason:
                 payload["reason"] = fact.reason
             return _envelope(event, "task.cancel_requested", payload)
+        case facts.TaskStatusChangedPayload() if fact.cause:
+            # only the hub's own ends of a task name its agent (the agent knows its own)
+            payload = {"taskId": fact.task_id, "status": fact.status, "cause": fact.cause}
+            if fact.summary:
+                payload["summary"] = fact.summary
+            return _envelope(event, "task.status_changed", payload)
         case facts.AgentConfirmedPayload():
             payload = {"agentId": fact.agent_id, "name": fact.name}
             return _envelope(event, "agent.confirmed", payload)

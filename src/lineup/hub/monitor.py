@@ -1,7 +1,7 @@
-"""The hub's clockwork (seed 001 §7.4): silent agents go offline, their running tasks fail
-with ``agent_unreachable`` after the grace period, and overdue requests — interactions and
-tool calls on people's apps — expire; and the event log is compacted by each workspace's
-retention policy.
+"""The hub's clockwork (seed 001 §7.4, §11): silent agents go offline, their running tasks fail
+with ``agent_unreachable`` after the grace period, a cancel the agent did not confirm by its
+deadline is recorded by the hub, and overdue requests — interactions and tool calls on
+people's apps — expire; and the event log is compacted by each workspace's retention policy.
 
 Each pass is a plain coroutine (:meth:`Monitor.tick`) with the time passed in, so tests drive
 it directly; :meth:`Monitor.run` only repeats it.
@@ -63,6 +63,7 @@ class Monitor:
             return
         await self.mark_stale_agents_offline(now_ms)
         await self.fail_unreachable_tasks(now_ms)
+        await self.end_overdue_cancels(now_ms)
         await self.expire_interactions(now_ms)
         await self.expire_tool_calls(now_ms)
         await self.hub.governance.tick(now_ms)  # approvals' expiry, orphaned executions
@@ -121,6 +122,18 @@ class Monitor:
             except LineupError:
                 log.exception(
                     "could not fail unreachable task %s", task.id, extra={"task_id": task.id}
+                )
+
+    async def end_overdue_cancels(self, now_ms: int) -> None:
+        """Tasks whose cancel went unconfirmed past its deadline are recorded ``cancelled``
+        (cause ``cancel_timeout``): an agent offline, stuck or buggy cannot hold one open."""
+        overdue = await self.hub.store.read(lambda r: sweeps.overdue_cancels(r.connection, now_ms))
+        for task in overdue:
+            try:
+                await self.hub.recorder.run(partial(commands.cancel_timed_out, task=task))
+            except LineupError:
+                log.exception(
+                    "could not end overdue cancel of task %s", task.id, extra={"task_id": task.id}
                 )
 
     async def expire_interactions(self, now_ms: int) -> None:

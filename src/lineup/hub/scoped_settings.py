@@ -56,6 +56,7 @@ def system_values(config: Settings) -> dict[str, Any]:
         "approvals.ttlMinutes": max(1, round(config.approval_ttl / 60)),
         "retention.maxAgeDays": config.retention_days,
         "retention.maxEvents": config.retention_max_events,
+        "tasks.cancelTimeoutMinutes": max(1, round(config.cancel_timeout / 60)),
     }
 
 
@@ -108,6 +109,17 @@ def retention_policy_of(r: Reader, config: Settings, workspace_id: str) -> Reten
     age = layered.effective(layered.CATALOGUE["retention.maxAgeDays"], layers)
     size = layered.effective(layered.CATALOGUE["retention.maxEvents"], layers)
     return RetentionPolicy.of(int(age.value or 0), int(size.value or 0))
+
+
+def cancel_timeout_of(r: Reader, config: Settings, workspace_id: str) -> int:
+    """Milliseconds a requested cancel waits for the agent: the workspace's
+    ``tasks.cancelTimeoutMinutes`` where set, else the hub's ``cancel_timeout`` exactly."""
+    found = layered.effective(
+        layered.CATALOGUE["tasks.cancelTimeoutMinutes"], layers_of(r, config, Place(workspace_id))
+    )
+    if found.level == "system":
+        return max(1, int(config.cancel_timeout * 1000))
+    return int(found.value) * 60_000
 
 
 def standing_limits(

@@ -107,6 +107,18 @@ class TaskCancelRequested(WireModel):
     reason: Annotated[str, Field(max_length=2000)] | None = None
 
 
+class TaskEndedByHub(WireModel):
+    """``task.status_changed`` as the hub sends it to an agent: the hub itself ended the
+    agent's task — so far only ``cancelled`` with cause ``cancel_timeout``, when a requested
+    cancel went unconfirmed past its deadline. The agent stops the task's work and sends
+    nothing more for it: any later report is refused (``conflict``, reason ``task_ended``)."""
+
+    task_id: Identifier
+    status: TaskStatusName
+    cause: Annotated[str, Field(min_length=1, max_length=64)]
+    summary: Annotated[str, Field(max_length=500)] | None = None
+
+
 # --- agents → hub (§10.2) --------------------------------------------------------------------
 
 
@@ -300,6 +312,10 @@ AGENT_PAYLOADS: Mapping[str, type[WireModel]] = {
     "capability.list": CapabilityListQuery,
 }
 
+HUB_PAYLOADS: Mapping[str, type[WireModel]] = {
+    "task.status_changed": TaskEndedByHub,
+}
+
 CATALOG: Mapping[str, EventSpec] = dict(
     [
         _spec("message.create", MessageCreate, {U, A}, "Send a message (person or agent)."),
@@ -346,6 +362,7 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
         "interaction.cancelled",
         "interaction.expired",
         "task.cancel_requested",
+        "task.status_changed",  # the hub ended the agent's task itself
         "tool.result",  # from tool.completed
         "tool.cancelled",
         "capability.result",  # from the invocation's facts
@@ -358,5 +375,7 @@ DOWNLINK_TYPES: frozenset[str] = frozenset(
 def payload_model(event_type: str, sender: Sender) -> type[Any] | None:
     if sender is Sender.AGENT and event_type in AGENT_PAYLOADS:
         return AGENT_PAYLOADS[event_type]
+    if sender is Sender.HUB and event_type in HUB_PAYLOADS:
+        return HUB_PAYLOADS[event_type]
     spec = CATALOG.get(event_type)
     return None if spec is None else spec.payload

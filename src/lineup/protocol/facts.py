@@ -240,6 +240,11 @@ class TaskStatusChangedPayload(Fact):
     the log may hold an object, as the store keeps the error as JSON."""
     last_heartbeat_at: Millis | None = None
     """Set when the hub failed the task because its agent stayed away."""
+    cause: str | None = None
+    """Why the hub itself recorded the change, when it did: ``cancel_timeout`` when a
+    requested cancel went unconfirmed past its deadline."""
+    target_agent_id: str | None = None
+    """Set when the hub recorded the change, so the task's agent hears of it."""
 
 
 class TaskChildCreatedPayload(Fact):
@@ -258,6 +263,8 @@ class TaskCancelRequestedPayload(Fact):
     task_id: str
     reason: str | None = None
     target_agent_id: str | None = None
+    cancel_deadline: Millis | None = None
+    """When the hub records the task cancelled if its agent has not confirmed by then."""
 
 
 # --- interactions ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pydantic.json_schema import models_json_schema
 
 from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.envelope import Envelope
-from lineup.protocol.events import AGENT_PAYLOADS, CATALOG
+from lineup.protocol.events import AGENT_PAYLOADS, CATALOG, HUB_PAYLOADS
 from lineup.protocol.facts import FACTS
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.interaction import Interaction, InteractionResponse
@@ -56,6 +56,10 @@ def all_schemas() -> dict[str, dict[str, Any]]:
     for event_type, model in sorted(AGENT_PAYLOADS.items()):
         schemas[f"payloads/{event_type}.agent.json"] = _schema(
             model, f"{event_type} payload (sent by an agent)"
+        )
+    for event_type, model in sorted(HUB_PAYLOADS.items()):
+        schemas[f"payloads/{event_type}.hub.json"] = _schema(
+            model, f"{event_type} payload (sent by the hub)"
         )
     for event_type, fact in sorted(FACTS.items()):
         schemas[f"facts/{event_type}.json"] = _fact_schema(fact)

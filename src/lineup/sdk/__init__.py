@@ -52,6 +52,7 @@ from lineup.sdk._errors import (
     RequestEnded,
     RequestWithdrawn,
     TaskCancelled,
+    TaskEnded,
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
@@ -101,6 +102,7 @@ __all__ = [
     "StatusCallback",
     "TaskCancelled",
     "TaskContext",
+    "TaskEnded",
     "TaskHandler",
     "TaskStopped",
     "TlsOptions",

@@ -62,7 +62,7 @@ from lineup.sdk._capabilities import (
     InvocationOutcome,
     StatusCallback,
 )
-from lineup.sdk._errors import TaskCancelled
+from lineup.sdk._errors import TaskCancelled, TaskEnded
 from lineup.sdk._journal import Journal, Runtime, build_payload, json_value
 from lineup.sdk._tools import ToolRuntime, Tools
 from lineup.sdk._uploads import FileContent, UploadedFile, read_content
@@ -89,7 +89,10 @@ class TaskContext:
     conversation so far, as the hub sent it).
 
     ``cancelled`` is set when a person asks to stop the task; the SDK then also cancels the
-    handler, which sees :class:`asyncio.CancelledError` at its next ``await``.
+    handler, which sees :class:`asyncio.CancelledError` at its next ``await``. When the agent
+    did not confirm a cancel in time the hub ends the task itself: ``ended_by_hub`` then holds
+    the cause (``"cancel_timeout"``), the handler is cancelled the same way, and nothing more
+    is reported for the task.
 
     Call the methods one after another (not concurrently with ``asyncio.gather``): a resumed
     handler is matched to its journal by the order of its calls. Code between calls runs again
@@ -108,6 +111,7 @@ class TaskContext:
         self.messages: list[dict[str, Any]] = list(assigned.messages)
         self.cancelled = asyncio.Event()
         self.cancel_reason: str | None = None
+        self.ended_by_hub: str | None = None
         # calls carry this task; each is a journaled step of the handler
         self.tools: Tools = Tools(
             lambda: cast(ToolRuntime, runtime),
@@ -272,8 +276,7 @@ class TaskContext:
         the hub (unknown capability, bad params, not allowed) raises at once. See
         :meth:`Capabilities.invoke <lineup.sdk.Capabilities.invoke>`.
         """
-        if self.cancelled.is_set():
-            raise TaskCancelled(f"Task {self.task_id} was cancelled: {self.cancel_reason or ''}")
+        self._raise_if_cancelled()
         return await self.capabilities.invoke(
             capability,
             params,
@@ -428,6 +431,16 @@ class TaskContext:
         self.cancel_reason = self.cancel_reason or reason
         self.cancelled.set()
 
+    def _end_by_hub(self, cause: str) -> None:
+        self.ended_by_hub = cause
+        self.cancelled.set()
+
+    def _raise_if_cancelled(self) -> None:
+        if self.ended_by_hub is not None:
+            raise TaskEnded(self.task_id, self.ended_by_hub)
+        if self.cancelled.is_set():
+            raise TaskCancelled(f"Task {self.task_id} was cancelled: {self.cancel_reason or ''}")
+
     async def _send(
         self,
         op: str,
@@ -452,8 +465,7 @@ class TaskContext:
     async def _ask(
         self, op: str, expires_at: datetime | None, **fields: Any
     ) -> InteractionResolved:
-        if self.cancelled.is_set():
-            raise TaskCancelled(f"Task {self.task_id} was cancelled: {self.cancel_reason or ''}")
+        self._raise_if_cancelled()
 
         def make(index: int) -> tuple[BaseModel, Any]:
             interaction = build_payload(

@@ -26,6 +26,7 @@ from lineup.protocol.events import (
     SystemResyncRequired,
     TaskAssigned,
     TaskCancelRequested,
+    TaskEndedByHub,
 )
 from lineup.protocol.tools import ToolList, ToolResult
 from lineup.sdk._binding import Binding
@@ -83,6 +84,8 @@ class Downlink:
             self.requests.withdrawn(sequence, payload.call_id, payload.reason)
         elif isinstance(payload, TaskCancelRequested):
             self._cancel_requested(envelope, payload)
+        elif isinstance(payload, TaskEndedByHub):
+            self._task_ended(envelope, payload)
         elif isinstance(payload, MessageDelivered):
             self._message_delivered(envelope, payload)
         elif isinstance(payload, AgentConfirmed):
@@ -156,6 +159,25 @@ class Downlink:
             return
         logger.info("cancel requested for task %s", task_id)
         self.runners.cancel(task_id, payload.reason)
+
+    def _task_ended(self, envelope: Envelope, payload: TaskEndedByHub) -> None:
+        """The hub ended one of this agent's tasks (live, or replayed after a reconnect): the
+        job ends here too, its handler is cancelled, and its queued reports are dropped."""
+        task_id = payload.task_id
+        _, dropped = self.store.end_job(
+            envelope.sequence,
+            task_id,
+            f"ended:{payload.cause}",
+            self.runners.final_report_id(task_id),
+        )
+        logger.warning(
+            "the hub ended task %s itself (%s, %s)%s",
+            task_id,
+            payload.status.value,
+            payload.cause,
+            f"; {dropped} queued report(s) for it dropped" if dropped else "",
+        )
+        self.runners.end(task_id, payload.cause)
 
     def _message_delivered(self, envelope: Envelope, payload: MessageDelivered) -> None:
         if not self.runners.handles_messages:

@@ -176,6 +176,28 @@ class TaskCancelled(asyncio.CancelledError):
     """
 
 
+class TaskEnded(TaskCancelled):
+    """The hub ended this task itself — a person asked to cancel it and the agent did not
+    confirm in time (``cause`` is ``"cancel_timeout"``). The SDK cancels the handler as for a
+    cancel, but reports nothing: the hub refuses any later report for the task, so the
+    reports still queued for it are dropped instead of sent."""
+
+    def __init__(self, task_id: str, cause: str) -> None:
+        super().__init__(f"The hub ended task {task_id} ({cause}); nothing more is sent for it.")
+        self.task_id = task_id
+        self.cause = cause
+
+
+TASK_ENDED = "task_ended"
+"""The ``details.reason`` of the hub's refusal of a report on a task that has ended."""
+
+
+def refused_as_ended(error: BaseException) -> bool:
+    """Whether the hub refused an event because its task has ended already."""
+    details = getattr(error, "details", None)
+    return isinstance(details, dict) and details.get("reason") == TASK_ENDED
+
+
 class TaskStopped(Exception):
     """Raise from a handler to stop its task on purpose: it ends ``cancelled`` with
     ``summary`` (for example after a person rejected the approval it needed)."""

@@ -2,7 +2,8 @@
 
 Runners never touch the connection: they write to the journal and the outbox, and wait for
 the hub's answers across reconnects. A task's end — succeeded, failed, cancelled — is one
-``task.status_changed`` in the outbox, whatever ended it.
+``task.status_changed`` in the outbox, whatever ended it; unless the hub ended the task itself
+(a cancel not confirmed in time), which the agent only hears of and reports nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from lineup.protocol.envelope import Envelope
 from lineup.protocol.errors import LineupError
 from lineup.protocol.events import MessageDelivered, TaskAssigned, TaskStatusChanged, TaskStatusName
 from lineup.sdk._context import MessageContext, TaskContext
-from lineup.sdk._errors import TaskStopped
+from lineup.sdk._errors import TaskStopped, refused_as_ended
 from lineup.sdk._journal import Runtime, derive_id
 from lineup.sdk._settings import MessageHandler, TaskHandler
 from lineup.sdk._state import Job
@@ -68,6 +69,20 @@ class Runners:
         if context is not None and runner is not None and not runner.done():
             context._request_cancel(reason)
             runner.cancel(f"a person asked to stop task {task_id}")
+
+    def final_report_id(self, task_id: str) -> str:
+        """The id of the ``task.status_changed`` that ends ``task_id`` (the same every run)."""
+        return derive_id("evt", self._runtime.agent_id, task_id, "finish")
+
+    def end(self, task_id: str, cause: str) -> None:
+        """The hub ended ``task_id`` itself (the job is done in the store already): its
+        handler, if it runs now, is cancelled and reports nothing."""
+        context = self._contexts.get(task_id)
+        runner = self._runners.get(task_id)
+        if context is not None:
+            context._end_by_hub(cause)
+        if runner is not None and not runner.done():
+            runner.cancel(f"the hub ended task {task_id} ({cause})")
 
     def _runner_done(self, scope: str, runner: asyncio.Task[None]) -> None:
         if self._runners.get(scope) is runner:
@@ -124,6 +139,13 @@ class Runners:
                 self._finish(context, TaskStatusName.CANCELLED, summary=stop.summary)
                 return
             except Exception as exc:
+                if refused_as_ended(exc):
+                    # the hub ended the task before this agent heard of it: its news
+                    # (replayed on the downlink) settles the job; nothing is reported
+                    logger.warning("the hub refused a report: task %s has ended", scope)
+                    context._end_by_hub(str(getattr(exc, "details", {}).get("cause") or "ended"))
+                    store.finish_job(scope, "ended")
+                    return
                 logger.exception("task %s failed", scope)
                 self._finish(context, TaskStatusName.FAILED, error=_short_error(exc))
                 return
@@ -143,6 +165,9 @@ class Runners:
         summary: str | None = None,
         error: str | None = None,
     ) -> None:
+        if context.ended_by_hub is not None:
+            logger.info("task %s was ended by the hub (%s)", context.task_id, context.ended_by_hub)
+            return  # its job is done already; a report would be refused
         runtime = self._runtime
         payload = TaskStatusChanged(
             status=status,
@@ -153,7 +178,7 @@ class Runners:
         envelope = runtime.make_envelope(
             "task.status_changed",
             payload,
-            envelope_id=derive_id("evt", runtime.agent_id, context.task_id, "finish"),
+            envelope_id=self.final_report_id(context.task_id),
             task_id=context.task_id,
             conversation_id=context.conversation_id,
         )

@@ -233,49 +233,70 @@ class StateStore:
         stays (without its frame) so that a replayed assignment is recognised.
         """
         with self._transaction():
-            asked = self._db.execute(
-                "SELECT result FROM steps WHERE scope = ? AND kind = 'interaction.requested'",
-                (scope,),
-            ).fetchall()
-            for (result,) in asked:
-                recorded = json.loads(result)
-                if isinstance(recorded, dict) and "interactionId" in recorded:
-                    self._db.execute(
-                        "DELETE FROM answers WHERE interaction_id = ?",
-                        (recorded["interactionId"],),
-                    )
-            # tool calls' results are kept as answers under "tool:<call_id>"
-            called = self._db.execute(
-                "SELECT result FROM steps WHERE scope = ? AND kind = 'tool.call'", (scope,)
-            ).fetchall()
-            for (result,) in called:
-                recorded = json.loads(result)
-                if isinstance(recorded, dict) and "callId" in recorded:
-                    self._db.execute(
-                        "DELETE FROM answers WHERE interaction_id = ?",
-                        (f"tool:{recorded['callId']}",),
-                    )
-            # invocations' statuses under "cap:<invocation_id>[:<status>]", unless the handler
-            # named the invocation itself: then a later invoke with that id finds them here
-            invoked = self._db.execute(
-                "SELECT result FROM steps WHERE scope = ? AND kind = 'capability.invoke'",
-                (scope,),
-            ).fetchall()
-            for (result,) in invoked:
-                recorded = json.loads(result)
-                if isinstance(recorded, dict) and not recorded.get("keep"):
-                    key = f"cap:{recorded['invocationId']}"
-                    self._db.execute(
-                        "DELETE FROM answers WHERE interaction_id IN (?, ?, ?)",
-                        (key, f"{key}:waiting_for_approval", f"{key}:accepted"),
-                    )
-            self._db.execute("DELETE FROM steps WHERE scope = ?", (scope,))
-            self._db.execute(
-                "UPDATE jobs SET state = 'done', outcome = ?, frame = '' WHERE scope = ?",
-                (outcome, scope),
-            )
+            self._finish_job(scope, outcome)
             if envelope_id is not None and frame is not None:
                 self._enqueue(envelope_id, frame, None, None)
+
+    def end_job(
+        self, sequence: int | None, scope: str, outcome: str, final_report_id: str
+    ) -> tuple[bool, int]:
+        """The hub ended a task itself: the job is done without a report of its own, what is
+        still queued for it (its journaled steps' envelopes, its final report) is dropped —
+        the hub would refuse each — and the cursor moves. Says whether the job was still
+        pending here, and how many queued envelopes were dropped."""
+        with self._transaction():
+            row = self._db.execute("SELECT state FROM jobs WHERE scope = ?", (scope,)).fetchone()
+            dropped = self._db.execute(
+                "DELETE FROM outbox WHERE scope = ? OR envelope_id = ?", (scope, final_report_id)
+            ).rowcount
+            pending = row is not None and row[0] == "pending"
+            if pending:
+                self._finish_job(scope, outcome)
+            self._advance(sequence)
+        return pending, dropped
+
+    def _finish_job(self, scope: str, outcome: str) -> None:
+        asked = self._db.execute(
+            "SELECT result FROM steps WHERE scope = ? AND kind = 'interaction.requested'",
+            (scope,),
+        ).fetchall()
+        for (result,) in asked:
+            recorded = json.loads(result)
+            if isinstance(recorded, dict) and "interactionId" in recorded:
+                self._db.execute(
+                    "DELETE FROM answers WHERE interaction_id = ?",
+                    (recorded["interactionId"],),
+                )
+        # tool calls' results are kept as answers under "tool:<call_id>"
+        called = self._db.execute(
+            "SELECT result FROM steps WHERE scope = ? AND kind = 'tool.call'", (scope,)
+        ).fetchall()
+        for (result,) in called:
+            recorded = json.loads(result)
+            if isinstance(recorded, dict) and "callId" in recorded:
+                self._db.execute(
+                    "DELETE FROM answers WHERE interaction_id = ?",
+                    (f"tool:{recorded['callId']}",),
+                )
+        # invocations' statuses under "cap:<invocation_id>[:<status>]", unless the handler
+        # named the invocation itself: then a later invoke with that id finds them here
+        invoked = self._db.execute(
+            "SELECT result FROM steps WHERE scope = ? AND kind = 'capability.invoke'",
+            (scope,),
+        ).fetchall()
+        for (result,) in invoked:
+            recorded = json.loads(result)
+            if isinstance(recorded, dict) and not recorded.get("keep"):
+                key = f"cap:{recorded['invocationId']}"
+                self._db.execute(
+                    "DELETE FROM answers WHERE interaction_id IN (?, ?, ?)",
+                    (key, f"{key}:waiting_for_approval", f"{key}:accepted"),
+                )
+        self._db.execute("DELETE FROM steps WHERE scope = ?", (scope,))
+        self._db.execute(
+            "UPDATE jobs SET state = 'done', outcome = ?, frame = '' WHERE scope = ?",
+            (outcome, scope),
+        )
 
     # --- journal --------------------------------------------------------------------------
 

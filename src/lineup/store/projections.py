@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from sqlalchemy import Insert, Table, Update, bindparam, delete, false, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from lineup.domain.tasks import TERMINAL_STATUSES
 from lineup.protocol import facts as f
 from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
@@ -337,6 +338,8 @@ def _new_task(event: StoredEvent, **values: Any) -> dict[str, Any]:
         "error": None,
         "cancel_requested": False,
         "cancel_reason": None,
+        "cancel_deadline": None,
+        "end_cause": None,
         "created_by": event.actor,
         "created_at": event.recorded_at,
         "updated_at": event.recorded_at,
@@ -394,13 +397,23 @@ def _task_status_changed(
         values["summary"] = fact.summary
     if fact.error is not None:
         values["error"] = fact.error
+    if fact.status in TERMINAL_STATUSES:
+        values["cancel_deadline"] = None  # nothing is left to wait for
+        values["end_cause"] = fact.cause
     _touch_task(conn, event, fact.task_id, **values)
 
 
 def _task_cancel_requested(
     conn: Connection, event: StoredEvent, fact: f.TaskCancelRequestedPayload
 ) -> None:
-    _touch_task(conn, event, fact.task_id, cancel_requested=True, cancel_reason=fact.reason)
+    _touch_task(
+        conn,
+        event,
+        fact.task_id,
+        cancel_requested=True,
+        cancel_reason=fact.reason,
+        cancel_deadline=fact.cancel_deadline,
+    )
 
 
 # --- interactions --------------------------------------------------------------------------

@@ -142,6 +142,8 @@ class Task(_FromRow):
     created_at: int
     updated_at: int
     last_sequence: int
+    cancel_deadline: int | None = None
+    end_cause: str | None = None
 
 
 @dataclass(frozen=True)

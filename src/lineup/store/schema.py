@@ -196,7 +196,12 @@ tasks = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
     Column("last_sequence", BigInteger, nullable=False),
+    # when a requested cancel the agent has not confirmed is recorded by the hub instead
+    Column("cancel_deadline", BigInteger, nullable=True),
+    # why the hub itself ended the task, when it did (e.g. "cancel_timeout")
+    Column("end_cause", String(64), nullable=True),
     Index("ix_tasks_workspace_id_status", "workspace_id", "status"),
+    Index("ix_tasks_cancel_deadline", "cancel_deadline"),
     Index("ix_tasks_workspace_id_created_at", "workspace_id", "created_at"),
     Index("ix_tasks_parent_task_id", "parent_task_id"),
 )

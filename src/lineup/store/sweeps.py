@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from lineup.domain.tasks import ACTIVE_STATUSES
+from lineup.domain.tasks import ACTIVE_STATUSES, TERMINAL_STATUSES
 from lineup.store.records import Agent, Interaction, Task
 from lineup.store.schema import agents, interactions, tasks
 
@@ -35,6 +35,22 @@ def unreachable_tasks(conn: Connection, offline_since_ms: int) -> list[Task]:
             agents.c.offline_at <= offline_since_ms,
         )
         .order_by(tasks.c.id)
+        .limit(1000)
+    )
+    return [Task.from_row(r) for r in conn.execute(stmt).all()]
+
+
+def overdue_cancels(conn: Connection, now_ms: int) -> list[Task]:
+    """Tasks whose requested cancel went unconfirmed to its deadline (``now_ms`` or earlier),
+    still not ended: the hub records them cancelled itself."""
+    stmt = (
+        select(tasks)
+        .where(
+            tasks.c.cancel_deadline.is_not(None),
+            tasks.c.cancel_deadline <= now_ms,
+            tasks.c.status.not_in([s.value for s in TERMINAL_STATUSES]),
+        )
+        .order_by(tasks.c.cancel_deadline, tasks.c.id)
         .limit(1000)
     )
     return [Task.from_row(r) for r in conn.execute(stmt).all()]

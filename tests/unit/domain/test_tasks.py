@@ -1,9 +1,11 @@
 import itertools
 import pickle
+from dataclasses import replace
 
 import pytest
 
 from lineup.domain import (
+    CANCEL_TIMEOUT,
     LEGAL_TRANSITIONS,
     TERMINAL_STATUSES,
     DomainError,
@@ -11,6 +13,8 @@ from lineup.domain import (
     TaskStatus,
     TaskTransitionError,
     can_transition,
+    cancel_deadline,
+    cancel_overdue,
     is_terminal,
     report,
     request_cancel,
@@ -245,3 +249,51 @@ def test_a_domain_error_survives_pickling() -> None:
 def test_an_unknown_error_code_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
         DomainError("teapot", "no")  # type: ignore[arg-type]
+
+
+# --- the cancel timeout policy: injected times, no clock ------------------------------------
+
+REQUESTED_AT = 1_800_000_000_000
+
+
+def test_a_cancels_deadline_is_the_request_time_plus_the_timeout() -> None:
+    assert cancel_deadline(REQUESTED_AT, 600_000) == REQUESTED_AT + 600_000
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -1])
+def test_a_cancel_timeout_must_be_a_positive_duration(timeout_ms: int) -> None:
+    with pytest.raises(DomainError) as info:
+        cancel_deadline(REQUESTED_AT, timeout_ms)
+    assert info.value.code == "invalid_argument"
+
+
+def test_an_unconfirmed_cancel_is_overdue_from_its_deadline_on_not_before() -> None:
+    requested, _ = request_cancel(transition(TaskState(), S.RUNNING), "stop")
+    deadline = cancel_deadline(REQUESTED_AT, 60_000)
+    assert not cancel_overdue(requested, deadline, deadline - 1)
+    assert cancel_overdue(requested, deadline, deadline)
+    assert cancel_overdue(requested, deadline, deadline + 3_600_000)
+
+
+@pytest.mark.parametrize("status", [S.QUEUED, S.RUNNING, S.WAITING_FOR_HUMAN])
+def test_a_task_the_agent_has_not_ended_can_be_ended_by_the_timeout(status: TaskStatus) -> None:
+    requested, _ = request_cancel(TaskState(status=status))
+    assert cancel_overdue(requested, REQUESTED_AT, REQUESTED_AT)
+
+
+@pytest.mark.parametrize("terminal", sorted(TERMINAL_STATUSES))
+def test_a_task_that_ended_is_never_overdue(terminal: TaskStatus) -> None:
+    requested, _ = request_cancel(transition(TaskState(), S.RUNNING))
+    ended = replace(requested, status=terminal)
+    assert not cancel_overdue(ended, REQUESTED_AT, REQUESTED_AT + 1)
+
+
+def test_without_a_cancel_request_or_a_deadline_nothing_is_overdue() -> None:
+    running = transition(TaskState(), S.RUNNING)
+    assert not cancel_overdue(running, REQUESTED_AT, REQUESTED_AT + 1)
+    requested, _ = request_cancel(running)
+    assert not cancel_overdue(requested, None, REQUESTED_AT)  # a cancel from an older hub
+
+
+def test_the_timeouts_cause_is_a_stable_wire_value() -> None:
+    assert CANCEL_TIMEOUT == "cancel_timeout"

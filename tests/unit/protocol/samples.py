@@ -90,6 +90,12 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "awaitingConfirmation": True,
         "settings": {"retries": 3},
     },
+    ("task.status_changed", Sender.HUB): {
+        "taskId": "task_1",
+        "status": "cancelled",
+        "cause": "cancel_timeout",
+        "summary": "The agent did not confirm the cancel in time.",
+    },
     ("agent.confirmed", Sender.HUB): {"agentId": "agent_1", "name": "builder"},
     ("agent.settings", Sender.HUB): {"agentId": "agent_1", "values": {"retries": 3}},
     ("client.subscribe", Sender.USER): {"lastSequence": 0},

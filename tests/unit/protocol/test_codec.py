@@ -5,6 +5,7 @@ import pytest
 from lineup.protocol import CATALOG, ErrorCode, Sender, decode_answer, decode_frame, encode
 from lineup.protocol.codec import MAX_DEPTH, MAX_FRAME_BYTES, Answer, Decoded, Ignored, Rejected
 from lineup.protocol.envelope import Envelope
+from lineup.protocol.events import TaskEndedByHub, TaskStatusChanged
 from lineup.protocol.frames import Ack, ErrorFrame
 
 from .samples import SAMPLES, envelope
@@ -187,3 +188,14 @@ def test_a_nul_character_is_refused_anywhere_in_the_frame():
     assert "NUL" in _rejected(json.dumps(frame)).message
     frame = envelope("message.create", {"content": "ok", "blocks": [{"type": "x", "\u0000": 1}]})
     assert "NUL" in _rejected(json.dumps(frame)).message
+
+
+def test_the_hubs_task_status_changed_says_which_task_it_ended_and_why():
+    frame = envelope("task.status_changed", SAMPLES[("task.status_changed", Sender.HUB)])
+    told = decode_frame(json.dumps(frame), Sender.HUB)
+    assert isinstance(told, Decoded) and isinstance(told.payload, TaskEndedByHub)
+    assert (told.payload.task_id, told.payload.cause) == ("task_1", "cancel_timeout")
+    reported = decode_frame(json.dumps(frame), Sender.AGENT)  # an agent's report is its own
+    assert isinstance(reported, Decoded) and isinstance(reported.payload, TaskStatusChanged)
+    without_cause = envelope("task.status_changed", {"taskId": "task_1", "status": "cancelled"})
+    assert isinstance(decode_frame(json.dumps(without_cause), Sender.HUB), Rejected)

@@ -136,6 +136,8 @@ class FakeHub:
         self.earliest_sequence: int | None = None
         self.drop_after: dict[str, int] = {}
         self.refuse: dict[str, list[ErrorCode]] = {}
+        self.refusal_details: dict[str, dict[str, Any]] = {}
+        """The ``details`` of the refusals of ``refuse``, by event type."""
         self.tool_catalogue: list[dict[str, Any]] = [dict(d) for d in BUILTIN_DEFINITIONS]
         self.tool_queries: list[Envelope] = []
         self.capability_catalogue: list[dict[str, Any]] = []
@@ -266,7 +268,11 @@ class FakeHub:
                     code=code,
                     message=f"refused by the test ({code.value})",
                     retryable=code in RETRYABLE,
-                    details={"retryAfterMs": 1} if code in RETRYABLE else None,
+                    details=(
+                        {"retryAfterMs": 1}
+                        if code in RETRYABLE
+                        else self.refusal_details.get(envelope.type)
+                    ),
                 )
             )
         else:
@@ -412,6 +418,19 @@ class FakeHub:
 
     def cancel(self, task_id: str, reason: str = "Not needed any more") -> None:
         self.emit("task.cancel_requested", {"taskId": task_id, "reason": reason}, task_id=task_id)
+
+    def end_task(self, task_id: str, cause: str = "cancel_timeout") -> None:
+        """The hub ends the agent's task itself (a cancel it did not confirm in time)."""
+        self.emit(
+            "task.status_changed",
+            {
+                "taskId": task_id,
+                "status": "cancelled",
+                "cause": cause,
+                "summary": "The agent did not confirm the cancel in time.",
+            },
+            task_id=task_id,
+        )
 
     def deliver_message(self, content: str, *, task_id: str | None = None) -> str:
         message_id = new_id("msg")

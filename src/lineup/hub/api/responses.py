@@ -261,6 +261,16 @@ class Task(View):
     error: Any = Field(description="The agent's error: a sentence or an object, or null.")
     cancel_requested: bool
     cancel_reason: str | None
+    cancel_deadline: Timestamp | None = Field(
+        None,
+        description="While a requested cancel waits for the agent: when LineUp records the "
+        "task cancelled itself if the agent has not confirmed by then.",
+    )
+    end_cause: str | None = Field(
+        None,
+        description="Why LineUp itself ended the task, when it did: `cancel_timeout` when the "
+        "agent did not confirm a cancel in time.",
+    )
     created_by: str | None
     created_at: Timestamp | None
     updated_at: Timestamp | None

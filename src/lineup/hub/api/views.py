@@ -99,6 +99,8 @@ def task(t: Task, agents: dict[str, Agent] | None = None) -> dict[str, Any]:
         "error": t.error,
         "cancelRequested": bool(t.cancel_requested),
         "cancelReason": t.cancel_reason,
+        "cancelDeadline": iso(t.cancel_deadline),
+        "endCause": t.end_cause,
         "createdBy": t.created_by,
         "createdAt": iso(t.created_at),
         "updatedAt": iso(t.updated_at),

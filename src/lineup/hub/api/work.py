@@ -10,11 +10,13 @@ from pydantic import Field
 
 from lineup.domain import ACTIVE_STATUSES
 from lineup.domain.retention import behind
-from lineup.hub import commands
+from lineup.hub import commands, scoped_settings
 from lineup.hub.actors import Person
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
+from lineup.hub.commands import Recorded
+from lineup.hub.recorder import Writing
 from lineup.hub.sight import Sight
 from lineup.hub.state import HubState
 from lineup.protocol import events as ev
@@ -257,10 +259,17 @@ async def task_detail(task_id: str, hub: Hub, person: Member) -> dict[str, Any]:
 async def cancel_task(
     task_id: str, body: CancelRequest, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
-    """Ask the agent to stop; the task shows "cancel requested" until the agent confirms."""
-    await hub.recorder.run(
-        lambda w: commands.request_cancel(w, person, task_id, body.reason, event_id=key)
-    )
+    """Ask the agent to stop; the task shows "cancel requested" until the agent confirms, or
+    until the workspace's cancel timeout (``tasks.cancelTimeoutMinutes``) has the hub record it
+    cancelled itself."""
+
+    def job(w: Writing) -> Recorded:
+        timeout_ms = scoped_settings.cancel_timeout_of(w.read, hub.settings, person.workspace_id)
+        return commands.request_cancel(
+            w, person, task_id, body.reason, timeout_ms=timeout_ms, event_id=key
+        )
+
+    await hub.recorder.run(job)
     return await task_detail(task_id, hub, person)
 
 

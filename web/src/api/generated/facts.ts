@@ -567,6 +567,10 @@ export interface TaskAcceptedPayload {
   [k: string]: unknown;
 }
 export interface TaskCancelRequestedPayload {
+  /**
+   * When the hub records the task cancelled if its agent has not confirmed by then.
+   */
+  cancelDeadline?: number;
   reason?: string;
   targetAgentId?: string | null;
   taskId: string;
@@ -592,6 +596,11 @@ export interface TaskCreatedPayload {
 }
 export interface TaskStatusChangedPayload {
   /**
+   * Why the hub itself recorded the change, when it did: ``cancel_timeout`` when a
+   * requested cancel went unconfirmed past its deadline.
+   */
+  cause?: string;
+  /**
    * What went wrong: the agent's text (``agent_unreachable`` when the hub gave up on it);
    * the log may hold an object, as the store keeps the error as JSON.
    */
@@ -610,6 +619,10 @@ export interface TaskStatusChangedPayload {
    */
   status: string;
   summary?: string;
+  /**
+   * Set when the hub recorded the change, so the task's agent hears of it.
+   */
+  targetAgentId?: string;
   taskId: string;
   [k: string]: unknown;
 }

@@ -967,7 +967,7 @@ export interface paths {
         /**
          * Hub Info
          * @description Where agents reach this hub and the certificate it serves, for a person to compare or
-         *     pin (Settings → Connect my agent show it).
+         *     pin (Settings and Connect my agent show it).
          */
         get: operations["hub_info_api_workspaces__workspace_id__hub_get"];
         put?: never;
@@ -1485,7 +1485,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel Task
-         * @description Ask the agent to stop; the task shows "cancel requested" until the agent confirms.
+         * @description Ask the agent to stop; the task shows "cancel requested" until the agent confirms, or
+         *     until the workspace's cancel timeout (``tasks.cancelTimeoutMinutes``) has the hub record it
+         *     cancelled itself.
          */
         post: operations["cancel_task_api_workspaces__workspace_id__tasks__task_id__cancel_post"];
         delete?: never;
@@ -3649,6 +3651,11 @@ export interface components {
              * @description True while the task is active and its agent is offline or revoked.
              */
             agentConnectionLost: boolean;
+            /**
+             * Canceldeadline
+             * @description While a requested cancel waits for the agent: when LineUp records the task cancelled itself if the agent has not confirmed by then.
+             */
+            cancelDeadline?: string | null;
             /** Cancelreason */
             cancelReason: string | null;
             /** Cancelrequested */
@@ -3666,6 +3673,11 @@ export interface components {
             createdBy: string | null;
             /** Description */
             description: string | null;
+            /**
+             * Endcause
+             * @description Why LineUp itself ended the task, when it did: `cancel_timeout` when the agent did not confirm a cancel in time.
+             */
+            endCause?: string | null;
             /**
              * Error
              * @description The agent's error: a sentence or an object, or null.

@@ -15,6 +15,7 @@ const TITLES: Record<string, string> = {
   "approvals.standingMaxMinutes": "Longest standing permission (minutes)",
   "approvals.standingMaxCalls": "Most calls of a standing permission",
   "conversations.defaultProjectId": "Project of new conversations",
+  "tasks.cancelTimeoutMinutes": "Cancel waits for the agent (minutes)",
 };
 
 function shown(setting: Setting, projects: ProjectSummary[]): string {

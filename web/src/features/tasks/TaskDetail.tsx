@@ -5,6 +5,7 @@ import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { HubEvent, InteractionRequest, TaskDetail as Detail } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
 import { failureText } from "./failure";
+import { CancelBanner } from "./CancelBanner";
 import { useResource } from "../../lib/useResource";
 import { fullTime, clockTime } from "../../lib/time";
 import { useNow } from "../../lib/useNow";
@@ -107,11 +108,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           The task waits for the agent to reconnect; if it does not come back in time, the task fails.
         </Banner>
       ) : null}
-      {task.cancelRequested && active ? (
-        <Banner tone="warning" icon="stopCircle" title="Cancel requested">
-          The agent has been asked to stop. The task ends when the agent confirms.
-        </Banner>
-      ) : null}
+      <CancelBanner task={task} />
       {task.status === "failed" ? (
         <Banner tone="danger" title="This task failed">
           {task.error === "agent_unreachable"
@@ -314,7 +311,7 @@ function CancelTask({ taskId, requested, onDone }: { taskId: string; requested: 
         </Button>
       ) : (
         <div className="confirm" role="group" aria-label="Confirm cancel">
-          <p>Ask the agent to stop this task? It ends when the agent confirms.</p>
+          <p>Ask the agent to stop this task? It ends when the agent confirms, or when LineUp stops waiting for it.</p>
           <div className="button-row">
             <Button variant="danger" busy={busy} onClick={cancel}>
               {busy ? "Requesting…" : "Yes, cancel task"}

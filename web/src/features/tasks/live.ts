@@ -32,7 +32,13 @@ function patchTask(task: Task, event: HubEvent): Task {
     if (event.type === "task.accepted") return { ...task, status: "running", updatedAt: event.occurredAt };
     if (event.type === "task.cancel_requested") {
       const p = event.payload;
-      return { ...task, cancelRequested: true, cancelReason: typeof p.reason === "string" ? p.reason : task.cancelReason };
+      return {
+        ...task,
+        cancelRequested: true,
+        cancelReason: typeof p.reason === "string" ? p.reason : task.cancelReason,
+        // a second request keeps the first deadline
+        cancelDeadline: task.cancelDeadline ?? (p.cancelDeadline != null ? isoOf(p.cancelDeadline, event.occurredAt) : null),
+      };
     }
     if (event.type === "task.status_changed") {
       const p = event.payload;
@@ -44,6 +50,8 @@ function patchTask(task: Task, event: HubEvent): Task {
         summary: typeof p.summary === "string" ? p.summary : task.summary,
         error: typeof p.error === "string" ? p.error : task.error,
         agentConnectionLost: ACTIVE.has(status) ? task.agentConnectionLost : false,
+        cancelDeadline: ACTIVE.has(status) ? task.cancelDeadline : null,
+        endCause: ACTIVE.has(status) ? task.endCause : typeof p.cause === "string" ? p.cause : null,
         updatedAt: event.occurredAt,
       };
     }
