@@ -121,19 +121,39 @@ def _add_agent_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     pair.add_argument("--code", required=True, help="the one-time code shown in LineUp")
     pair.add_argument("--name", default="my-agent", help="the agent's name in LineUp")
     pair.add_argument("--credentials", type=Path, default=None, help="where to save them")
+    pair.add_argument(
+        "--tls-fingerprint",
+        default=None,
+        metavar="AB:CD:…",
+        help="pin the hub's certificate by its SHA-256 fingerprint (a self-signed hub)",
+    )
+    pair.add_argument("--tls-ca-file", default=None, metavar="PATH", help="trust this CA (PEM)")
+    pair.add_argument(
+        "--allow-insecure",
+        action="store_true",
+        help="allow plain http:// to another machine (a network you trust)",
+    )
     pair.set_defaults(func=_cmd_pair)
 
 
 def _cmd_pair(args: argparse.Namespace) -> int:
     import asyncio
 
-    from lineup.sdk import PairingFailed, pair
+    from lineup.sdk import InsecureConnection, PairingFailed, pair
 
     try:
         config = asyncio.run(
-            pair(args.hub, args.code, name=args.name, credentials_path=args.credentials)
+            pair(
+                args.hub,
+                args.code,
+                name=args.name,
+                credentials_path=args.credentials,
+                tls_fingerprint=args.tls_fingerprint,
+                ca_file=args.tls_ca_file,
+                allow_insecure=args.allow_insecure or None,
+            )
         )
-    except PairingFailed as failure:
+    except (PairingFailed, InsecureConnection, ValueError) as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 2
     print(f"paired as agent {config.agent_id} in workspace {config.workspace_id}")

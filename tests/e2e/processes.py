@@ -37,9 +37,17 @@ class HubProcess:
     open_files: tuple[int, int] | None = None
     """The (soft, hard) RLIMIT_NOFILE the hub starts with; None: the test runner's."""
 
+    tls: bool = False
+    """Serve https with the self-signed certificate the hub makes (``--tls-self-signed``)."""
+
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    @property
+    def certificate(self) -> Path:
+        """The self-signed certificate a TLS hub made (its own authority, for clients)."""
+        return self.home / "tls" / "cert.pem"
 
     def _limit_open_files(self) -> None:
         if self.open_files is not None:
@@ -59,7 +67,15 @@ class HubProcess:
         self.log = self.home / f"hub-{self.port}.log"
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [LINEUP, "serve", "--port", str(self.port), "--log-level", "info"],
+                [
+                    LINEUP,
+                    "serve",
+                    "--port",
+                    str(self.port),
+                    "--log-level",
+                    "info",
+                    *(["--tls-self-signed"] if self.tls else []),
+                ],
                 env=environment,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -73,7 +89,8 @@ class HubProcess:
         if self.process.poll() is not None:
             raise AssertionError(f"the hub exited: {self.tail()}")
         try:
-            return httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200
+            # readiness only: whom to trust is what the TLS tests are about
+            return httpx.get(f"{self.url}/readyz", timeout=1, verify=False).status_code == 200
         except httpx.TransportError:
             return False
 
@@ -103,6 +120,8 @@ class AgentProcess:
     extra: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
 
+    env: dict[str, str] = field(default_factory=dict)
+
     def start(self) -> AgentProcess:
         args = [LINEUP, "demo-agent", "--hub", self.hub_url, "--state-dir", str(self.state_dir)]
         if self.code:
@@ -110,7 +129,10 @@ class AgentProcess:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with (self.state_dir / "agent.log").open("ab") as log:
             self.process = subprocess.Popen(
-                [*args, *self.extra], stdout=log, stderr=subprocess.STDOUT
+                [*args, *self.extra],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env},
             )
         return self
 

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import ssl
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import uvicorn
 
 from lineup import direct
 from lineup.hub import Settings, create_app
+from lineup.hub.tls import certificate_fingerprint
 from lineup.sdk import (
     Agent,
     AgentConfig,
@@ -262,3 +264,34 @@ async def test_a_direct_mode_agent_run_without_a_host_says_how_to_run_it(
     with pytest.raises(DirectModeError, match=r"lineup\.direct\.run\(agent\)"):
         await agent.run()
     assert not (tmp_path / "state").exists()
+
+
+async def test_direct_mode_serves_tls_and_its_own_agent_pins_the_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("LINEUP_HOME", str(home))
+    config = AgentConfig.from_json(
+        {"mode": "direct", "host": "127.0.0.1", "port": 0, "token": TOKEN, "tlsSelfSigned": True}
+    )
+    agent = build_agent(config, tmp_path / "state")
+    running = asyncio.create_task(direct.run(agent))
+    try:
+        endpoint = await asyncio.wait_for(agent.serving(), DEADLINE)
+        assert endpoint.urls == (f"https://127.0.0.1:{endpoint.port}",)
+        certificate = home / "tls" / "cert.pem"
+        assert endpoint.tls_fingerprint == certificate_fingerprint(certificate)
+        trusting = ssl.create_default_context(cafile=str(certificate))
+        async with httpx.AsyncClient(base_url=endpoint.urls[0], verify=trusting) as http:
+            opened = await http.post("/api/direct/session", json={"token": TOKEN})
+            assert opened.status_code == 200, opened.text
+            body = opened.json()
+            person = Person(http, body["csrfToken"], body["workspaceId"])
+            info = await person.get("/hub")
+            assert info["tlsMode"] == "self_signed"
+            assert info["tlsFingerprint"] == endpoint.tls_fingerprint
+            # the agent reaches its own hub over wss, pinned, and uploads over https
+            await the_story(person, agent.config.agent_id)
+    finally:
+        agent.stop()
+        await asyncio.wait_for(running, DEADLINE)

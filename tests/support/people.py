@@ -7,6 +7,7 @@ returns its JSON; ``read`` and ``send`` do both in one step.
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,9 +63,18 @@ class Person:
         )
 
     @classmethod
-    def at(cls, hub_url: str, email: str | None = None, name: str = "Ana", **extra: str) -> Person:
-        """Sign up on a hub process, with an HTTP client of the person's own (``close`` it)."""
-        client = httpx.Client(base_url=hub_url, timeout=15, trust_env=False)
+    def at(
+        cls,
+        hub_url: str,
+        email: str | None = None,
+        name: str = "Ana",
+        *,
+        verify: ssl.SSLContext | bool = True,
+        **extra: str,
+    ) -> Person:
+        """Sign up on a hub process, with an HTTP client of the person's own (``close`` it);
+        ``verify`` is how it trusts an https hub (a context trusting its own certificate)."""
+        client = httpx.Client(base_url=hub_url, timeout=15, trust_env=False, verify=verify)
         return cls.sign_up(client, email, name, **extra)
 
     def headers(self, **extra: str) -> dict[str, str]:

@@ -16,6 +16,8 @@ import socket
 from collections.abc import Callable
 
 from lineup.direct._server import EmbeddedHub
+from lineup.hub.config import lineup_home
+from lineup.hub.tls import TlsSetupError, tls_from_options
 from lineup.sdk import Agent, DirectEndpoint, DirectModeError, HostedAgent
 
 logger = logging.getLogger("lineup.direct")
@@ -31,12 +33,25 @@ class DirectHost:
         options = agent.config.direct
         if options is None:
             raise DirectModeError("This agent's configuration names a hub, not direct mode.")
+        try:
+            tls = tls_from_options(
+                cert=options.tls_cert,
+                key=options.tls_key,
+                self_signed=options.tls_self_signed,
+                home=lineup_home(),
+                hosts=(options.host,),
+            )
+        except (TlsSetupError, OSError) as problem:
+            raise DirectModeError(f"Cannot serve TLS: {problem}") from None
         hub = EmbeddedHub.for_agent(
             agent.config,
             options,
             agent_name=agent.name,
             person_name=options.person_name or _default_person(),
+            tls=tls,
         )
+        scheme = "https" if tls is not None else "http"
+        pin = tls.fingerprint if tls is not None else None
         try:
             try:
                 hub.bind()
@@ -45,17 +60,21 @@ class DirectHost:
                     f"Cannot listen on {options.host}:{options.port} ({exc.strerror or exc}). "
                     "Is another program using that port? Choose another one."
                 ) from None
-            base = f"http://{_url_host(loopback_host(options.host))}:{hub.port}"
+            base = f"{scheme}://{_url_host(loopback_host(options.host))}:{hub.port}"
             server = await hub.start()
             core = asyncio.create_task(
-                agent.run(base, hub.directory / "agent" / "state.db"), name="lineup-direct-agent"
+                agent.run(base, hub.directory / "agent" / "state.db", pin),
+                name="lineup-direct-agent",
             )
             serving = asyncio.create_task(hub.wait_serving(), name="lineup-direct-ready")
             try:
                 done, _ = await asyncio.wait({core, serving}, return_when=asyncio.FIRST_COMPLETED)
                 if serving in done and serving.exception() is None:
                     endpoint = DirectEndpoint(
-                        options.host, hub.port, people_urls(options.host, hub.port)
+                        options.host,
+                        hub.port,
+                        people_urls(options.host, hub.port, scheme=scheme),
+                        tls_fingerprint=pin,
                     )
                     logger.info(
                         "direct mode: LineUp for %s is at %s (open it and enter the token)",
@@ -100,7 +119,7 @@ async def _end(core: asyncio.Task[None], stop: Callable[[], None]) -> None:
     await asyncio.gather(core, return_exceptions=True)
 
 
-def people_urls(host: str, port: int) -> tuple[str, ...]:
+def people_urls(host: str, port: int, *, scheme: str = "http") -> tuple[str, ...]:
     """How people reach a server bound to ``host:port``: the LAN address first."""
     if host in ("0.0.0.0", "::", ""):  # noqa: S104
         hosts = [h for h in (_lan_address(), "127.0.0.1") if h]
@@ -108,7 +127,7 @@ def people_urls(host: str, port: int) -> tuple[str, ...]:
         hosts = ["127.0.0.1"]
     else:
         hosts = [host]
-    return tuple(f"http://{_url_host(h)}:{port}" for h in dict.fromkeys(hosts))
+    return tuple(f"{scheme}://{_url_host(h)}:{port}" for h in dict.fromkeys(hosts))
 
 
 def loopback_host(host: str) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import uvicorn
 
 from lineup.hub.config import DirectMode, Settings
+from lineup.hub.tls import ServedTls
 from lineup.protocol.ids import new_id
 
 if TYPE_CHECKING:
@@ -55,8 +56,10 @@ class EmbeddedHub:
         static_dir: Path | None = None,
         heartbeat_interval: float = 25.0,
         server_log_level: str = "warning",
+        tls: ServedTls | None = None,
     ) -> None:
         self.mode = mode
+        self.tls = tls
         self.host = host
         self.requested_port = port
         self.directory = Path(tempfile.mkdtemp(prefix="lineup-direct-"))
@@ -69,6 +72,7 @@ class EmbeddedHub:
             static_dir=static_dir,
             notify_enabled=False,  # no notifications in direct mode (see docs/direct-mode.md)
             direct=mode,
+            tls=tls,
         )
         self._server_log_level = server_log_level
         self._socket: socket.socket | None = None
@@ -86,6 +90,7 @@ class EmbeddedHub:
         static_dir: Path | None = None,
         heartbeat_interval: float = 25.0,
         server_log_level: str = "warning",
+        tls: ServedTls | None = None,
     ) -> EmbeddedHub:
         """The embedded hub for one agent: its identity and credential from ``config``."""
         mode = DirectMode(
@@ -104,6 +109,7 @@ class EmbeddedHub:
             static_dir=static_dir,
             heartbeat_interval=heartbeat_interval,
             server_log_level=server_log_level,
+            tls=tls,
         )
 
     @property
@@ -150,6 +156,8 @@ class EmbeddedHub:
             proxy_headers=False,
             ws_max_size=1024 * 1024,
             timeout_graceful_shutdown=int(SHUTDOWN_SECONDS),
+            ssl_certfile=str(self.tls.cert_file) if self.tls is not None else None,
+            ssl_keyfile=str(self.tls.key_file) if self.tls is not None else None,
             **uvicorn_options(self.settings),  # the hub's header timeout and connection cap
         )
         self._server = _Server(config)

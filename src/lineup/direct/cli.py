@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from lineup.hub.tls import add_tls_arguments
+
 log = logging.getLogger("lineup.direct")
 
 
@@ -67,6 +69,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--work-seconds", type=float, default=1.0, help="the demo agent's pretend work per step"
     )
     direct.add_argument("--log-level", default=environ.get("LINEUP_LOG_LEVEL", "info"))
+    add_tls_arguments(direct)
     direct.set_defaults(func=run)
 
 
@@ -97,6 +100,9 @@ async def main(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             person_name=args.person,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+            tls_self_signed=bool(args.tls_self_signed),
         )
     except ValueError as problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -159,8 +165,15 @@ def _print_banner(name: str, endpoint: Any, token: str, *, generated: bool) -> N
     ]
     if generated:
         lines.append("(a new random token; choose your own with --token or LINEUP_DIRECT_TOKEN)")
-    lines.append(
-        "Nothing is kept after this process stops (Ctrl-C). Plain HTTP: use it on a network "
-        "you trust."
-    )
+    if endpoint.tls_fingerprint:
+        lines.append(
+            f"TLS certificate SHA-256 fingerprint: {endpoint.tls_fingerprint}\n"
+            "(browsers warn once about a self-signed certificate: compare it with this one)"
+        )
+        lines.append("Nothing is kept after this process stops (Ctrl-C).")
+    else:
+        lines.append(
+            "Nothing is kept after this process stops (Ctrl-C). Plain HTTP: use it on a "
+            "network you trust (or serve https: --tls-self-signed)."
+        )
     print("\n".join(lines), flush=True)

@@ -14,7 +14,15 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lineup.hub.config import Settings
+from lineup.hub.config import Settings, lineup_home
+from lineup.hub.tls import (
+    TlsSetupError,
+    add_tls_arguments,
+    tls_from_arguments,
+)
+from lineup.hub.tls import (
+    describe as describe_tls,
+)
 
 if TYPE_CHECKING:
     from lineup.core.audit import Verification
@@ -35,6 +43,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=os.environ.get("LINEUP_LOG_FORMAT", "text"),
         help="json: one JSON object per line (LINEUP_LOG_FORMAT)",
     )
+    add_tls_arguments(serve)
     serve.set_defaults(func=_serve)
 
     user = commands.add_parser("user", help="manage people's accounts")
@@ -115,7 +124,12 @@ def _serve(args: argparse.Namespace) -> int:
     from lineup.hub.connections import raise_open_files_limit, uvicorn_options
     from lineup.hub.logs import configure  # JSON logs, request ids
 
-    settings = Settings.from_env(host=args.host, port=args.port, node_id=args.node_id)
+    try:
+        tls = tls_from_arguments(args, lineup_home())
+    except (TlsSetupError, OSError) as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    settings = Settings.from_env(host=args.host, port=args.port, node_id=args.node_id, tls=tls)
     log_config = configure(args.log_level, args.log_format, settings.node_id)
     where = (
         settings.database_url.split("@")[-1]
@@ -128,6 +142,8 @@ def _serve(args: argparse.Namespace) -> int:
         f"  lineup demo-agent --hub {settings.base_url} --code <CODE>",
         flush=True,
     )
+    if tls is not None:
+        print(describe_tls(tls), flush=True)
     raise_open_files_limit()  # every connection is a file: the hard limit, not the soft one
     app = create_app(settings)
     _settle_garbage_collector()
@@ -144,6 +160,8 @@ def _serve(args: argparse.Namespace) -> int:
         ws=_lean_websockets(),  # 10,000 idle agents on a node
         log_config=log_config,
         **uvicorn_options(settings),  # header and keep-alive timeouts, per-address cap
+        ssl_certfile=str(tls.cert_file) if tls is not None else None,
+        ssl_keyfile=str(tls.key_file) if tls is not None else None,
     )
     return 0
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lineup.hub.tls import ServedTls
+
 
 def lineup_home() -> Path:
     return Path(os.environ.get("LINEUP_HOME") or Path.home() / ".lineup").expanduser()
@@ -80,6 +82,9 @@ class Settings:
     """``LINEUP_AGENT_LOG_LINES``: diagnostic lines kept per agent (``agent.logs``); older
     ones are dropped as new ones arrive."""
     direct: DirectMode | None = None  # see DirectMode
+    tls: ServedTls | None = None
+    """The certificate this process serves itself (``--tls-cert``/``--tls-self-signed``); None
+    when it speaks plain HTTP, alone on loopback or behind a proxy that terminates TLS."""
     secret_keys: tuple[str, ...] = field(default=(), repr=False)
     """``LINEUP_SECRET_KEY``: the keys sealing stored secrets, current first; empty means the
     key file under ``home`` (see :mod:`lineup.hub.secret_keys`)."""
@@ -175,7 +180,7 @@ class Settings:
                 "LINEUP_ACCESS_TOKEN_TTL must be more than 0 and at most the session's"
             )
         # A hub people reach over https must never send its session cookie over http.
-        if (self.public_url or "").lower().startswith("https://"):
+        if self.tls is not None or (self.public_url or "").lower().startswith("https://"):
             object.__setattr__(self, "secure_cookies", True)
 
     @property
@@ -191,7 +196,8 @@ class Settings:
 
     @property
     def base_url(self) -> str:
-        return self.public_url or f"http://{self.host}:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return self.public_url or f"{scheme}://{self.host}:{self.port}"
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

@@ -45,6 +45,7 @@ from lineup.sdk._direct import (
 from lineup.sdk._errors import (
     ConnectionRefusedByHub,
     HubProblem,
+    InsecureConnection,
     InteractionExpired,
     JournalMismatch,
     PairingFailed,
@@ -57,6 +58,7 @@ from lineup.sdk._errors import (
 from lineup.sdk._pairing import pair
 from lineup.sdk._rotation import rotate_credential
 from lineup.sdk._settings import MessageHandler, TaskHandler
+from lineup.sdk._tls import TlsOptions
 from lineup.sdk._tools import Calculator, Canvas, CanvasTool, ToolReply, Tools
 from lineup.sdk._transport import (
     Connection,
@@ -88,6 +90,7 @@ __all__ = [
     "HostedAgent",
     "HubProblem",
     "InputAnswer",
+    "InsecureConnection",
     "InteractionExpired",
     "InvocationOutcome",
     "JournalMismatch",
@@ -103,6 +106,7 @@ __all__ = [
     "TaskEnded",
     "TaskHandler",
     "TaskStopped",
+    "TlsOptions",
     "ToolReply",
     "Tools",
     "Transport",

@@ -22,6 +22,7 @@ from lineup.sdk._core import Core
 from lineup.sdk._direct import AgentHost, DirectEndpoint, DirectModeError, HostedAgent
 from lineup.sdk._settings import MessageHandler, Settings, TaskHandler
 from lineup.sdk._state import StateStore
+from lineup.sdk._tls import TlsTrust
 from lineup.sdk._tools import ToolRuntime, Tools
 from lineup.sdk._transport import Transport, WebSocketTransport
 from lineup.sdk._uploads import FileContent, UploadedFile, read_content
@@ -110,10 +111,12 @@ class Agent:
         )
         self.config = config
         self.name = name or config.agent_id
+        trust = transport.tls if isinstance(transport, WebSocketTransport) else TlsTrust(config.tls)
         self._settings = Settings(
             config=config,
             state_path=directory / StateStore.FILE_NAME,
-            transport=transport if transport is not None else WebSocketTransport(),
+            transport=transport if transport is not None else WebSocketTransport(tls=trust),
+            tls=trust,
             runtime=runtime,
             agent_version=agent_version,
             capabilities=tuple(capabilities) if capabilities is not None else None,
@@ -268,15 +271,23 @@ class Agent:
             if self._serving is not None:
                 self._serving.clear()
 
-    async def _run_hosted(self, hub_url: str, state_path: Path) -> None:
+    async def _run_hosted(
+        self, hub_url: str, state_path: Path, tls_fingerprint: str | None = None
+    ) -> None:
         """Run against the hub a host serves at ``hub_url``, with the state at ``state_path``
-        (the host's: it only means something against that hub's log)."""
+        (the host's: it only means something against that hub's log), pinning the
+        certificate ``tls_fingerprint`` names when the host serves TLS."""
         config = replace(
             self.config,
             hub_url=hub_url,
             websocket_url=hub_url.replace("http", "ws", 1) + "/ws/agent",
+            tls=self.config.tls.pinning(tls_fingerprint),
         )
-        await self._run_core(replace(self._settings, config=config, state_path=state_path))
+        settings = replace(self._settings, config=config, state_path=state_path)
+        if tls_fingerprint is not None and isinstance(settings.transport, WebSocketTransport):
+            trust = TlsTrust(config.tls)
+            settings = replace(settings, transport=WebSocketTransport(tls=trust), tls=trust)
+        await self._run_core(settings)
 
     async def _run_core(self, settings: Settings) -> None:
         core = Core(settings, self._task_handler, self._message_handler, self._binding)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from lineup.protocol.ids import new_id
 from lineup.sdk._direct import DirectOptions
+from lineup.sdk._tls import TlsOptions
 
 _CREDENTIALS_FILE = "credentials.json"
 
@@ -33,7 +34,11 @@ def default_credentials_path() -> Path:
 class AgentConfig:
     """What an agent needs to connect: made by :func:`lineup.sdk.pair`, read by :meth:`load`.
 
-    The credential is a secret; it is left out of ``repr()``.
+    The credential is a secret; it is left out of ``repr()``. ``tls`` says how the hub's
+    certificate is trusted (a pinned fingerprint, a CA file, or the system's authorities) and
+    whether plain text to another machine is allowed; it is saved with the credential, and
+    ``LINEUP_TLS_FINGERPRINT``, ``LINEUP_TLS_CA_FILE`` and ``LINEUP_ALLOW_INSECURE`` override
+    it when :meth:`load` reads the file.
 
     In direct mode (``direct`` set, see :meth:`for_direct`) the agent serves LineUp itself
     and needs no hub: :meth:`~lineup.sdk.Agent.run` starts it; the other fields are then made
@@ -46,6 +51,7 @@ class AgentConfig:
     workspace_id: str
     credential: str = field(repr=False)
     direct: DirectOptions | None = None
+    tls: TlsOptions = field(default_factory=TlsOptions)
 
     @property
     def mode(self) -> Literal["hub", "direct"]:
@@ -85,7 +91,8 @@ class AgentConfig:
                 f"No agent credentials at {source}. Pair this agent first: get a pairing code "
                 "in LineUp (Agents → Connect my agent) and call lineup.sdk.pair()."
             ) from None
-        return cls.from_json(data, source=str(source))
+        saved = cls.from_json(data, source=str(source))
+        return replace(saved, tls=TlsOptions.from_env().over(saved.tls))
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "credentials") -> AgentConfig:
@@ -107,6 +114,7 @@ class AgentConfig:
             agent_id=data["agentId"],
             workspace_id=data["workspaceId"],
             credential=data["credential"],
+            tls=TlsOptions.from_json(data, source=source),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -118,6 +126,7 @@ class AgentConfig:
             "agentId": self.agent_id,
             "workspaceId": self.workspace_id,
             "credential": self.credential,
+            **self.tls.to_json(),
         }
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:

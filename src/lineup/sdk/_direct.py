@@ -66,6 +66,11 @@ class DirectOptions:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     person_name: str | None = None
+    tls_cert: str | None = None
+    """Serve ``https`` with this certificate (PEM) and ``tls_key``; see ``tls_self_signed``."""
+    tls_key: str | None = None
+    tls_self_signed: bool = False
+    """Serve ``https`` with a self-signed certificate made once under ``$LINEUP_HOME/tls``."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "token", check_direct_token(self.token))
@@ -75,6 +80,14 @@ class DirectOptions:
             raise ValueError("The direct-mode port must be between 0 and 65535.")
         if not self.host.strip():
             raise ValueError("The direct-mode host must not be empty (0.0.0.0 = every network).")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("A direct-mode TLS certificate and its key go together.")
+        if self.tls_cert is not None and self.tls_self_signed:
+            raise ValueError("Choose either your own TLS certificate or a self-signed one.")
+
+    @property
+    def serves_tls(self) -> bool:
+        return self.tls_self_signed or self.tls_cert is not None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], *, source: str = "config") -> DirectOptions:
@@ -91,12 +104,28 @@ class DirectOptions:
             raise ValueError(f'{source}: "port" must be a whole number.')
         if person is not None and not isinstance(person, str):
             raise ValueError(f'{source}: "personName" must be a string.')
-        return cls(token=token, host=host, port=port, person_name=person)
+        tls_cert, tls_key = data.get("tlsCert"), data.get("tlsKey")
+        self_signed = data.get("tlsSelfSigned", False)
+        for key, value in (("tlsCert", tls_cert), ("tlsKey", tls_key)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f'{source}: "{key}" must be a path.')
+        if not isinstance(self_signed, bool):
+            raise ValueError(f'{source}: "tlsSelfSigned" must be true or false.')
+        return cls(
+            token=token,
+            host=host,
+            port=port,
+            person_name=person,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_self_signed=self_signed,
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> DirectOptions:
         """From ``LINEUP_DIRECT_TOKEN`` (required), ``LINEUP_DIRECT_HOST``,
-        ``LINEUP_DIRECT_PORT`` and ``LINEUP_DIRECT_PERSON``."""
+        ``LINEUP_DIRECT_PORT``, ``LINEUP_DIRECT_PERSON`` and the hub's ``LINEUP_TLS_CERT``,
+        ``LINEUP_TLS_KEY`` and ``LINEUP_TLS_SELF_SIGNED``."""
         env = os.environ if environ is None else environ
         token = env.get("LINEUP_DIRECT_TOKEN", "")
         if not token.strip():
@@ -114,6 +143,10 @@ class DirectOptions:
             host=env.get("LINEUP_DIRECT_HOST") or DEFAULT_HOST,
             port=port,
             person_name=env.get("LINEUP_DIRECT_PERSON") or None,
+            tls_cert=env.get("LINEUP_TLS_CERT") or None,
+            tls_key=env.get("LINEUP_TLS_KEY") or None,
+            tls_self_signed=env.get("LINEUP_TLS_SELF_SIGNED", "").strip().lower()
+            in ("1", "true", "yes", "on"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -125,6 +158,10 @@ class DirectOptions:
         }
         if self.person_name:
             data["personName"] = self.person_name
+        if self.tls_cert and self.tls_key:
+            data["tlsCert"], data["tlsKey"] = self.tls_cert, self.tls_key
+        if self.tls_self_signed:
+            data["tlsSelfSigned"] = True
         return data
 
 
@@ -135,6 +172,8 @@ class DirectEndpoint:
     host: str
     port: int
     urls: tuple[str, ...]
+    tls_fingerprint: str | None = None
+    """The SHA-256 fingerprint of the certificate served, when it serves ``https``."""
 
     def with_token(self, token: str) -> tuple[str, ...]:
         """The same addresses carrying the token after ``#``, which browsers never send to
@@ -150,14 +189,16 @@ class DirectModeError(RuntimeError):
 class HostedAgent:
     """What an agent hands the host that serves its LineUp (see :class:`AgentHost`).
 
-    ``run(hub_url, state_path)`` runs the agent against the hub at ``hub_url`` with its state
-    file at ``state_path`` until it stops (``stop()`` asks it to); ``serving(endpoint)`` tells
-    the agent where people can open it, for :meth:`lineup.sdk.Agent.serving`.
+    ``run(hub_url, state_path, tls_fingerprint)`` runs the agent against the hub at
+    ``hub_url`` with its state file at ``state_path`` until it stops (``stop()`` asks it to),
+    pinning the certificate ``tls_fingerprint`` names when the host serves ``https``;
+    ``serving(endpoint)`` tells the agent where people can open it, for
+    :meth:`lineup.sdk.Agent.serving`.
     """
 
     config: AgentConfig
     name: str
-    run: Callable[[str, Path], Coroutine[Any, Any, None]]
+    run: Callable[[str, Path, str | None], Coroutine[Any, Any, None]]
     stop: Callable[[], None]
     serving: Callable[[DirectEndpoint], None]
 

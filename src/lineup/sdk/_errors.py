@@ -6,6 +6,7 @@ Exception tree::
     ├── HubProblem                 the hub said no, with a diagnostic code and a next step
     │   ├── ConnectionRefusedByHub unauthenticated / forbidden on the WebSocket: final
     │   └── PairingFailed          the pairing code could not be redeemed
+    ├── InsecureConnection         the agent would not talk to that hub that way: final
     ├── RequestEnded               a question to a person ended without an answer
     │   ├── InteractionExpired     nobody answered before the interaction's ``expires_at``
     │   └── RequestWithdrawn       the hub withdrew it: its task is being cancelled
@@ -106,6 +107,30 @@ class PairingFailed(HubProblem):
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value) / 1000
         return None
+
+
+class InsecureConnection(Exception):
+    """The agent refused a connection before sending anything: final, never retried.
+
+    ``code`` says why: ``plain_text_to_remote_host`` (``ws://`` or ``http://`` to another
+    machine without ``allow_insecure``), ``unsupported_scheme``, ``fingerprint_mismatch``
+    (the hub presented another certificate than the pinned one), ``untrusted_certificate``
+    (no authority vouches for it and none is pinned; the message names its fingerprint),
+    ``unreadable_ca_file``, ``no_certificate``. ``url`` is the address refused.
+    """
+
+    def __init__(
+        self, code: str, message: str, *, url: str | None = None, next_step: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.url = url
+        self.next_step = next_step
+
+    def __str__(self) -> str:
+        text = f"{self.message} ({self.code})"
+        return f"{text} Next step: {self.next_step}" if self.next_step else text
 
 
 class RequestEnded(Exception):

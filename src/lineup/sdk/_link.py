@@ -41,7 +41,7 @@ from lineup.protocol.session import (
 )
 from lineup.sdk._diagnostics import DiagnosticLog, NoLogsAnswer, ship
 from lineup.sdk._downlink import Downlink
-from lineup.sdk._errors import ConnectionRefusedByHub
+from lineup.sdk._errors import ConnectionRefusedByHub, InsecureConnection
 from lineup.sdk._outbox import NoAnswer, Outbox
 from lineup.sdk._settings import Settings
 from lineup.sdk._transport import Connection, TransportClosed, TransportError
@@ -103,6 +103,9 @@ class Link:
                 connection = await self._settings.transport.connect(url, headers)
             except ConnectionRefusedByHub as refusal:
                 logger.error("the hub refused this agent: %s", refusal)
+                raise
+            except InsecureConnection as refusal:
+                logger.error("not connecting to the hub: %s", refusal)
                 raise
             except (TransportError, OSError, TimeoutError) as exc:
                 delay = backoff.delay(attempt)

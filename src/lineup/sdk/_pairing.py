@@ -14,6 +14,7 @@ from lineup import __version__
 from lineup.protocol.errors import HTTP_STATUS, ErrorCode
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._errors import PairingFailed
+from lineup.sdk._tls import TlsOptions, TlsTrust, check_plain_text, is_verification_failure
 
 logger = logging.getLogger("lineup.sdk")
 
@@ -31,6 +32,9 @@ async def pair(
     credentials_path: str | os.PathLike[str] | None = None,
     client: httpx.AsyncClient | None = None,
     http_timeout: float = 30.0,
+    tls_fingerprint: str | None = None,
+    ca_file: str | None = None,
+    allow_insecure: bool | None = None,
 ) -> AgentConfig:
     """Exchange a pairing code for this agent's credential and save it (mode 0600).
 
@@ -43,6 +47,15 @@ async def pair(
     Raises :class:`~lineup.sdk.PairingFailed` with the hub's diagnostic and next step: a
     wrong, used or expired code is ``not_found``; too many attempts is ``rate_limited`` (see
     ``retry_after``); an unreachable hub is ``unavailable``.
+
+    **Transport security.** ``hub_url`` must be ``https://`` unless the hub is this machine
+    (loopback) or ``allow_insecure`` is true: the answer carries the credential. A hub's
+    self-signed certificate is trusted by ``tls_fingerprint`` (``AB:CD:…``, as LineUp shows
+    it); ``ca_file`` names other authorities to trust. They default to
+    ``LINEUP_TLS_FINGERPRINT``, ``LINEUP_TLS_CA_FILE`` and ``LINEUP_ALLOW_INSECURE``, and are
+    saved with the credentials; a self-signed hub's answer names its fingerprint, which is
+    pinned from then on. A refusal is :class:`~lineup.sdk.InsecureConnection`, raised before
+    the code is sent.
 
     Pairing does not finish the binding: a person confirms the agent in the app (its name,
     version, runtime and capabilities shown there). The agent may run meanwhile; it is
@@ -58,11 +71,36 @@ async def pair(
     }
     if capabilities is not None:  # shown to the person who confirms the agent
         body["capabilities"] = list(capabilities)
+    env = TlsOptions.from_env()
+    options = TlsOptions(
+        fingerprint=tls_fingerprint or env.fingerprint,
+        ca_file=ca_file or env.ca_file,
+        allow_insecure=env.allow_insecure if allow_insecure is None else allow_insecure,
+    )
+    trust = TlsTrust(options)
+    check_plain_text(base, options)  # raises InsecureConnection before anything is sent
+    secure = urlsplit(base).scheme.lower() == "https"
+    # a client of the caller's own (tests' mock transport) does its own I/O and checks
+    try:
+        verify = await trust.context(base) if client is None else None
+    except (OSError, TimeoutError) as exc:  # the pin's check could not reach the hub
+        raise PairingFailed(
+            ErrorCode.UNAVAILABLE.value,
+            f"Could not reach the hub at {base}: {exc}",
+            diagnostic="LNP-PAIR-UNREACHABLE",
+            next_step="Check the hub address and that this machine can reach it, then retry.",
+        ) from exc
     owned = client is None
-    http = client if client is not None else httpx.AsyncClient(timeout=http_timeout)
+    http = (
+        client
+        if client is not None
+        else httpx.AsyncClient(timeout=http_timeout, verify=verify if verify else True)
+    )
     try:
         response = await http.post(f"{base}/api/pairing/redeem", json=body)
     except httpx.HTTPError as exc:
+        if is_verification_failure(exc):
+            raise await trust.untrusted(base, exc) from None
         raise PairingFailed(
             ErrorCode.UNAVAILABLE.value,
             f"Could not reach the hub at {base}: {exc}",
@@ -83,6 +121,7 @@ async def pair(
             agent_id=str(data["agentId"]),
             workspace_id=str(data["workspaceId"]),
             credential=str(data["credential"]),
+            tls=_pinned_after(options, data.get("tlsFingerprint"), secure=secure),
         )
     except (KeyError, TypeError) as exc:
         raise PairingFailed(
@@ -105,6 +144,17 @@ async def pair(
             data.get("name") or name,
         )
     return config
+
+
+def _pinned_after(options: TlsOptions, answered: object, *, secure: bool) -> TlsOptions:
+    """What to save: the options pairing used, pinning the hub's self-signed certificate
+    when it named one over a connection this agent verified (a pin it was given wins)."""
+    if options.fingerprint or not secure or not isinstance(answered, str):
+        return options
+    try:
+        return options.pinning(answered)
+    except ValueError:
+        return options
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:

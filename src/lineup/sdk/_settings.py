@@ -13,6 +13,7 @@ from lineup.protocol.redaction import Hook
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._context import MessageContext, TaskContext
+from lineup.sdk._tls import TlsTrust
 from lineup.sdk._transport import Transport
 from lineup.sdk._uploads import Uploader
 
@@ -46,8 +47,14 @@ class Settings:
     """Seconds between batches of diagnostic lines; ``None``: none are kept or sent."""
     settings_schema: dict[str, Any] | None = None
     """The JSON Schema of the settings people may change from the app (sent in the hello)."""
+    tls: TlsTrust | None = None
+    """How HTTP requests (uploads) trust the hub; the WebSocket transport holds the same."""
 
     def uploader(self) -> Uploader:
         return Uploader(
-            self.config.hub_url, self.config.credential, self.backoff, self.http_transport
+            self.config.hub_url,
+            self.config.credential,
+            self.backoff,
+            self.http_transport,
+            tls=self.tls,
         )

@@ -6,6 +6,9 @@ transport with the same two methods, so no test needs a socket.
 A transport reports failures in three ways, and the agent treats them differently:
 
 * :class:`~lineup.sdk.ConnectionRefusedByHub` — the hub refused the credential: final;
+* :class:`~lineup.sdk.InsecureConnection` — the agent refused the hub (plain text to another
+  machine, a certificate that does not match its pin or that nobody vouches for), before
+  sending anything: final;
 * :class:`TransportError`, :class:`OSError` or :class:`TimeoutError` from ``connect`` — the
   network or the hub is unavailable: retried with backoff;
 * :class:`TransportClosed` from ``send``/``recv`` — the open connection ended: reconnect.
@@ -20,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from lineup import __version__
 from lineup.protocol.errors import ErrorCode
 from lineup.sdk._errors import ConnectionRefusedByHub
+from lineup.sdk._tls import TlsTrust, is_verification_failure
 
 
 class TransportError(Exception):
@@ -65,6 +69,8 @@ class WebSocketTransport:
     """The default transport: ``websockets`` with the agent's bearer credential.
 
     Keepalive pings (``ping_interval``) detect a dead network even when no frame flows.
+    ``tls`` checks every address first (see :mod:`lineup.sdk._tls`): plain ``ws://`` only to
+    loopback unless allowed, ``wss://`` verified by the pinned fingerprint or an authority.
     """
 
     def __init__(
@@ -73,18 +79,22 @@ class WebSocketTransport:
         open_timeout: float = 10.0,
         ping_interval: float | None = 20.0,
         max_size: int = 1 << 20,
+        tls: TlsTrust | None = None,
     ) -> None:
         self._open_timeout = open_timeout
         self._ping_interval = ping_interval
         self._max_size = max_size
+        self.tls = tls if tls is not None else TlsTrust()
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Connection:
         from websockets.asyncio.client import connect
         from websockets.exceptions import InvalidStatus, InvalidURI, WebSocketException
 
+        context = await self.tls.context(url)  # raises InsecureConnection; nothing sent yet
         try:
             socket = await connect(
                 url,
+                ssl=context,
                 additional_headers=dict(headers),
                 user_agent_header=f"lineup-sdk/{__version__}",
                 open_timeout=self._open_timeout,
@@ -100,6 +110,10 @@ class WebSocketTransport:
             raise TransportError(f"the hub answered HTTP {status} to the upgrade") from exc
         except WebSocketException as exc:
             raise TransportError(str(exc)) from exc
+        except OSError as exc:
+            if is_verification_failure(exc):
+                raise await self.tls.untrusted(url, exc) from None
+            raise
         return _WebSocketConnection(socket)
 
 

@@ -25,6 +25,7 @@ import httpx
 from lineup import __version__
 from lineup.protocol.errors import HTTP_STATUS, RETRYABLE, ErrorCode, LineupError, error_from_code
 from lineup.sdk._backoff import Backoff
+from lineup.sdk._tls import TlsTrust
 
 logger = logging.getLogger("lineup.sdk")
 
@@ -98,6 +99,7 @@ class Uploader:
     backoff: Backoff
     transport: httpx.AsyncBaseTransport | None = None
     timeout: float = 60.0
+    tls: TlsTrust | None = None
 
     async def upload(
         self,
@@ -119,7 +121,14 @@ class Uploader:
         }
         url = self.hub_url.rstrip("/") + UPLOAD_PATH
         attempt = 0
-        async with httpx.AsyncClient(transport=self.transport, timeout=self.timeout) as http:
+        # a transport of the caller's own (tests' MockTransport) does its own I/O and checks
+        real_network = self.tls is not None and self.transport is None
+        verify = await self.tls.context(url) if self.tls is not None and real_network else None
+        async with httpx.AsyncClient(
+            transport=self.transport,
+            timeout=self.timeout,
+            verify=verify if verify is not None else True,
+        ) as http:
             while True:
                 try:
                     response = await http.post(

@@ -35,6 +35,7 @@ import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +45,13 @@ from lineup.sdk import (
     CapabilitySpec,
     ConnectionRefusedByHub,
     DirectModeError,
+    InsecureConnection,
     InvocationOutcome,
     MessageContext,
     PairingFailed,
     TaskContext,
     TaskStopped,
+    TlsOptions,
     agent_home,
     pair,
 )
@@ -297,6 +300,7 @@ async def main(
     parser.add_argument(
         "--work-seconds", type=float, default=1.0, help="how long each pretend step takes"
     )
+    add_tls_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.state_dir is not None and args.credentials is None:
@@ -305,11 +309,19 @@ async def main(
     try:
         if args.code:
             config = await pair(
-                args.hub, args.code, name=args.name, credentials_path=args.credentials
+                args.hub,
+                args.code,
+                name=args.name,
+                credentials_path=args.credentials,
+                tls_fingerprint=args.tls_fingerprint,
+                ca_file=args.tls_ca_file,
+                allow_insecure=args.allow_insecure or None,
             )
         else:
             config = AgentConfig.load(args.credentials)
-    except (PairingFailed, FileNotFoundError, ValueError) as problem:
+            given = TlsOptions(args.tls_fingerprint, args.tls_ca_file, args.allow_insecure)
+            config = replace(config, tls=given.over(config.tls))
+    except (PairingFailed, InsecureConnection, FileNotFoundError, ValueError) as problem:
         logger.error("%s", problem)
         return 2
 
@@ -325,13 +337,33 @@ async def main(
             loop.add_signal_handler(signum, agent.stop)
     try:
         await (agent.run() if run_agent is None else run_agent(agent))
-    except ConnectionRefusedByHub as refusal:
+    except (ConnectionRefusedByHub, InsecureConnection) as refusal:
         logger.error("%s", refusal)
         return 3
     except DirectModeError as problem:  # `lineup direct` serves the demo agent that way
         logger.error("%s", problem)
         return 2
     return 0
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """How an agent's command trusts its hub: ``--tls-fingerprint``, ``--tls-ca-file``,
+    ``--allow-insecure`` (else ``LINEUP_TLS_FINGERPRINT``, ``LINEUP_TLS_CA_FILE``,
+    ``LINEUP_ALLOW_INSECURE``; saved with the credentials at pairing)."""
+    parser.add_argument(
+        "--tls-fingerprint",
+        default=None,
+        metavar="AB:CD:…",
+        help="pin the hub's certificate by its SHA-256 fingerprint (a self-signed hub)",
+    )
+    parser.add_argument(
+        "--tls-ca-file", default=None, metavar="PATH", help="trust the authorities in this PEM"
+    )
+    parser.add_argument(
+        "--allow-insecure",
+        action="store_true",
+        help="allow plain http:// and ws:// to another machine (a network you trust)",
+    )
 
 
 def run(

@@ -36,6 +36,7 @@ import type {
   Me,
   MessagesPage,
   PairingCode,
+  HubInfo,
   PostedMessage,
   SignInResult,
   SignUpResult,
@@ -106,6 +107,11 @@ export class WorkspaceApi {
 
   agent(id: string): Promise<Agent> {
     return this.transport.get(this.path(`/agents/${enc(id)}`));
+  }
+
+  /** Where agents reach this hub and the certificate it serves (its fingerprint, to pin). */
+  hubInfo(): Promise<HubInfo> {
+    return this.transport.get(this.path("/hub"));
   }
 
   createPairingCode(agentName?: string): Promise<PairingCode> {

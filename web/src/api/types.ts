@@ -28,6 +28,7 @@ export type SignInResult = Schemas["SignedIn"];
 export type Agent = Schemas["Agent"];
 export type AgentStatus = Agent["status"];
 export type PairingCode = Schemas["PairingCode"];
+export type HubInfo = Schemas["HubInfo"];
 export type AgentLogLine = Schemas["AgentLogLine"];
 export type AgentLogs = Schemas["AgentLogs"];
 

@@ -91,14 +91,19 @@ async def create_pairing_code(
     )
     base = hub.settings.public_url or str(request.base_url).rstrip("/")
     lineup = pairing.this_lineup()
-    command = f"{lineup} demo-agent --hub {shlex.quote(base)} --code {issued.code}"
+    pin = _pin_to_give(hub)
+    pinning = f" --tls-fingerprint {pin}" if pin else ""
+    command = f"{lineup} demo-agent --hub {shlex.quote(base)} --code {issued.code}{pinning}"
     return {
         "code": issued.code,
         "expiresAt": iso(issued.expires_at_ms),
         "expiresInSeconds": int(hub.settings.pairing_ttl),
         "hubUrl": base,
         "command": command,
-        "sdkCommand": f"{lineup} agent pair --hub {shlex.quote(base)} --code {issued.code}",
+        "sdkCommand": (
+            f"{lineup} agent pair --hub {shlex.quote(base)} --code {issued.code}{pinning}"
+        ),
+        "tlsFingerprint": pin,
     }
 
 
@@ -128,7 +133,29 @@ async def redeem(body: Redeem, request: Request, hub: Hub) -> dict[str, Any]:
         "hubUrl": base,
         "websocketUrl": _websocket_url(base),
         "awaitingConfirmation": paired.awaiting_confirmation,
+        "tlsFingerprint": _pin_to_give(hub),
     }
+
+
+@router.get("/workspaces/{workspace_id}/hub", **answers(responses.HubInfo, 400, 401, 403))
+async def hub_info(request: Request, hub: Hub, person: Member) -> dict[str, Any]:
+    """Where agents reach this hub and the certificate it serves, for a person to compare or
+    pin (Settings and Connect my agent show it)."""
+    base = hub.settings.public_url or str(request.base_url).rstrip("/")
+    tls = hub.settings.tls
+    return {
+        "hubUrl": base,
+        "websocketUrl": _websocket_url(base),
+        "tlsMode": "off" if tls is None else tls.mode,
+        "tlsFingerprint": tls.fingerprint if tls is not None else None,
+    }
+
+
+def _pin_to_give(hub: Hub) -> str | None:
+    """The fingerprint agents should pin: only a self-signed certificate's, since one from an
+    authority is verified by that authority (and renewing it must not break agents)."""
+    tls = hub.settings.tls
+    return tls.fingerprint if tls is not None and tls.self_signed else None
 
 
 @router.get("/workspaces/{workspace_id}/agents", **answers(responses.Agents, 400, 401, 403))

@@ -99,6 +99,11 @@ class PairingCode(View):
     hub_url: str
     command: str = Field(description="The demo agent's command line, ready to paste.")
     sdk_command: str = Field(description="The SDK's command line, ready to paste.")
+    tls_fingerprint: str | None = Field(
+        default=None,
+        description="The hub's self-signed certificate's SHA-256 fingerprint, for the agent "
+        "to pin (null: plain HTTP, or a certificate from an authority).",
+    )
 
 
 class Paired(View):
@@ -110,6 +115,25 @@ class Paired(View):
     websocket_url: str = Field(description="Where the agent connects (`/ws/agent`).")
     awaiting_confirmation: bool = Field(
         description="True: a person confirms the agent in the app before it gets work."
+    )
+    tls_fingerprint: str | None = Field(
+        default=None,
+        description="Present when the hub serves a self-signed certificate: its SHA-256 "
+        "fingerprint (`AB:CD:…`), which the agent pins for every later connection.",
+    )
+
+
+class HubInfo(View):
+    """Where agents reach the hub, and the certificate it serves."""
+
+    hub_url: str
+    websocket_url: str
+    tls_mode: Literal["off", "certificate", "self_signed"] = Field(
+        description="off: this process speaks plain HTTP (alone on loopback, or behind a proxy "
+        "that terminates TLS); certificate: its own certificate; self_signed: one it made."
+    )
+    tls_fingerprint: str | None = Field(
+        description="SHA-256 of the served certificate, `AB:CD:…` (null when tlsMode is off)."
     )
 
 

@@ -1062,6 +1062,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/hub": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hub Info
+         * @description Where agents reach this hub and the certificate it serves, for a person to compare or
+         *     pin (Settings and Connect my agent show it).
+         */
+        get: operations["hub_info_api_workspaces__workspace_id__hub_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/inbox": {
         parameters: {
             query?: never;
@@ -2646,6 +2667,27 @@ export interface components {
             /** Ok */
             ok: boolean;
         };
+        /**
+         * HubInfo
+         * @description Where agents reach the hub, and the certificate it serves.
+         */
+        HubInfo: {
+            /** Huburl */
+            hubUrl: string;
+            /**
+             * Tlsfingerprint
+             * @description SHA-256 of the served certificate, `AB:CD:…` (null when tlsMode is off).
+             */
+            tlsFingerprint: string | null;
+            /**
+             * Tlsmode
+             * @description off: this process speaks plain HTTP (alone on loopback, or behind a proxy that terminates TLS); certificate: its own certificate; self_signed: one it made.
+             * @enum {string}
+             */
+            tlsMode: "off" | "certificate" | "self_signed";
+            /** Websocketurl */
+            websocketUrl: string;
+        };
         /** Inbox */
         Inbox: {
             counts: components["schemas"]["InboxCounts"];
@@ -3111,6 +3153,11 @@ export interface components {
             /** Name */
             name: string;
             /**
+             * Tlsfingerprint
+             * @description Present when the hub serves a self-signed certificate: its SHA-256 fingerprint (`AB:CD:…`), which the agent pins for every later connection.
+             */
+            tlsFingerprint?: string | null;
+            /**
              * Websocketurl
              * @description Where the agent connects (`/ws/agent`).
              */
@@ -3141,6 +3188,11 @@ export interface components {
              * @description The SDK's command line, ready to paste.
              */
             sdkCommand: string;
+            /**
+             * Tlsfingerprint
+             * @description The hub's self-signed certificate's SHA-256 fingerprint, for the agent to pin (null: plain HTTP, or a certificate from an authority).
+             */
+            tlsFingerprint?: string | null;
         };
         /** PasswordChange */
         PasswordChange: {
@@ -8037,6 +8089,64 @@ export interface operations {
             };
             /** @description `not_found`: nothing with that id in this workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    hub_info_api_workspaces__workspace_id__hub_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HubInfo"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -79,6 +79,12 @@ export function ConnectAgent({ onClose }: { onClose: () => void }) {
             <p className="muted small">
               Using the Python SDK instead? <code className="inline-code">{code.sdkCommand}</code>
             </p>
+            {code.tlsFingerprint ? (
+              <p className="muted small" data-testid="pairing-fingerprint">
+                The command pins this hub's self-signed certificate, SHA-256{" "}
+                <code className="inline-code">{code.tlsFingerprint}</code> — the same as Settings → This hub shows.
+              </p>
+            ) : null}
           </li>
           <li>
             <p className="step-title">Or enter this one-time code in your adapter</p>

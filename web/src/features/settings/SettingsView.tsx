@@ -13,6 +13,7 @@ import { NotificationSettings } from "../notifications/NotificationSettings";
 import { Accounts } from "./Accounts";
 import { AccountSecurity } from "./AccountSecurity";
 import { DeveloperTokens } from "./DeveloperTokens";
+import { HubCertificate } from "./HubCertificate";
 import { Sessions } from "./Sessions";
 import { InviteSomeone, JoinWorkspace } from "./Invitations";
 import { LayeredSettings } from "./LayeredSettings";
@@ -136,6 +137,8 @@ export function SettingsView() {
       {session.direct ? null : <Sessions />}
 
       {session.direct ? null : <DeveloperTokens workspaceId={workspace.id} workspaceName={workspace.name} />}
+
+      <HubCertificate />
 
       <Card>
         <h2 className="card-title">Session</h2>
