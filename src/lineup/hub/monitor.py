@@ -27,7 +27,7 @@ from lineup.hub.recorder import Writing
 from lineup.hub.state import HubState
 from lineup.protocol.errors import LineupError
 from lineup.protocol.session import CloseCode
-from lineup.store import Agent, Reader, Task, idempotency, sweeps
+from lineup.store import Agent, Reader, Task, auth, idempotency, sweeps
 
 log = logging.getLogger("lineup.hub.monitor")
 
@@ -67,7 +67,7 @@ class Monitor:
         await self.expire_interactions(now_ms)
         await self.expire_tool_calls(now_ms)
         await self.hub.governance.tick(now_ms)  # approvals' expiry, orphaned executions
-        await self.forget_old_idempotency_keys(now_ms)
+        await self.forget_old_keys_and_sessions(now_ms)
         await self.compact_log(now_ms)
 
     async def close_silent_links(self, now_ms: int) -> None:
@@ -164,13 +164,15 @@ class Monitor:
                 log.exception("could not expire %s %s", what, row.id)
         return expired
 
-    async def forget_old_idempotency_keys(self, now_ms: int) -> None:
-        """HTTP Idempotency-Keys older than a day, once every few minutes."""
+    async def forget_old_keys_and_sessions(self, now_ms: int) -> None:
+        """HTTP Idempotency-Keys older than a day, and sessions whose family has ended with
+        their tokens, once every few minutes: neither can be used again, so neither is kept."""
         if now_ms < self._next_key_sweep_ms:
             return
         self._next_key_sweep_ms = now_ms + KEY_SWEEP_INTERVAL_MS
         before = now_ms - idempotency.KEY_TTL_MS
         await self.hub.store.write(lambda tx: idempotency.forget_keys_before(tx.connection, before))
+        await self.hub.store.write(lambda tx: auth.delete_expired_sessions(tx.connection, now_ms))
 
     async def compact_log(self, now_ms: int) -> None:
         """The event log compacted by each workspace's retention, every

@@ -7,18 +7,22 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import select
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from lineup.domain.sessions import REFRESH_RACE_MS
 from lineup.hub import create_app
 from lineup.store import audit as stored_audit
+from lineup.store import schema
 from tests.integration.hub.conftest import fast_settings
 from tests.support.clock import FakeClock
 from tests.support.hub_client import HubClient
 from tests.support.people import PASSWORD, Person
+from tests.support.waiting import until
 
 ACCESS_TTL = 15 * 60
 SESSION_TTL = 24 * 3600
@@ -317,3 +321,25 @@ def test_a_revoked_agents_credential_cannot_be_rotated(world: World) -> None:
     ana.send(f"/agents/{creds['agentId']}/revoke")
     response = ana.post(f"/agents/{creds['agentId']}/credential/rotate")
     assert response.status_code == 409
+
+
+def test_the_hub_forgets_a_session_once_its_family_has_ended_and_keeps_the_live_ones(
+    world: World,
+) -> None:
+    ana = world.hub.sign_up()
+    world.clock.advance(SESSION_TTL // 2)
+    bob = world.hub.sign_up()
+    store = world.client.app.state.hub.store  # type: ignore[attr-defined]
+
+    def people_with_sessions() -> set[str]:
+        def read(r: Any) -> set[str]:
+            rows = r.connection.execute(select(schema.sessions.c.user_id)).scalars()
+            return set(rows)
+
+        assert world.client.portal is not None
+        return world.client.portal.call(store.read, read)  # type: ignore[no-any-return]
+
+    assert people_with_sessions() == {ana.user_id, bob.user_id}
+    world.clock.advance(SESSION_TTL // 2 + 1)
+    until(lambda: people_with_sessions() == {bob.user_id}, "ana's ended session to be forgotten")
+    assert bob.refresh().status_code == 200
