@@ -32,6 +32,8 @@ from lineup.store import Agent, Reader, Task, auth, idempotency, sweeps
 log = logging.getLogger("lineup.hub.monitor")
 
 KEY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
+STALE_SWEEP_PAGE = 1000
+"""Agents recorded online read at a time by the sweep for those no live node holds."""
 
 
 class Overdue(Protocol):
@@ -87,9 +89,16 @@ class Monitor:
         offline_after = int(self.hub.settings.offline_after * 1000)
         if now_ms - self.hub.started_ms < offline_after:
             return
-        online = await self.hub.store.read(
-            lambda r: sweeps.agents_with_status(r.connection, "online")
-        )
+        after = ""
+        while True:
+            page = partial(_online_after, after)
+            online = await self.hub.store.read(page)
+            await self._record_stale_offline(online, now_ms)
+            if len(online) < STALE_SWEEP_PAGE:
+                return
+            after = online[-1].id
+
+    async def _record_stale_offline(self, online: Sequence[Agent], now_ms: int) -> None:
         # not held here, and not held by a live node either
         cluster = self.hub.cluster
         unlinked = [a for a in online if self.hub.presence.get(a.id) is None]
@@ -202,3 +211,7 @@ class Monitor:
             due = loop.time() + interval
             await asyncio.sleep(interval)
             self.lag_ms = max(0, int((loop.time() - due) * 1000))
+
+
+def _online_after(after: str, r: Reader) -> list[Agent]:
+    return sweeps.agents_with_status(r.connection, "online", after=after, limit=STALE_SWEEP_PAGE)

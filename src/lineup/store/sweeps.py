@@ -14,8 +14,17 @@ from lineup.store.records import Agent, Interaction, Task
 from lineup.store.schema import agents, interactions, tasks
 
 
-def agents_with_status(conn: Connection, status: str, limit: int = 1000) -> list[Agent]:
-    stmt = select(agents).where(agents.c.status == status).order_by(agents.c.id).limit(limit)
+def agents_with_status(
+    conn: Connection, status: str, *, after: str = "", limit: int = 1000
+) -> list[Agent]:
+    """One page of the agents recorded ``status``, by id from after ``after``: a sweep pages
+    through them all, so no agent is beyond its reach however many are online."""
+    stmt = (
+        select(agents)
+        .where(agents.c.status == status, agents.c.id > after)
+        .order_by(agents.c.id)
+        .limit(limit)
+    )
     return [Agent.from_row(r) for r in conn.execute(stmt).all()]
 
 

@@ -3,12 +3,15 @@
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from lineup.hub import create_app
+from lineup.hub import monitor as monitor_module
 from tests.integration.hub.conftest import fast_settings
+from tests.integration.store.factory import create_workspace, event
 from tests.support.agents import AgentSocket
 from tests.support.clock import FakeClock
 from tests.support.hub_client import HubClient
@@ -315,3 +318,38 @@ def test_fuzzed_frames_each_get_exactly_one_answer_and_never_break_the_connectio
             assert beat["type"] == "ack"
 
         fuzz()
+
+
+def test_after_a_restart_every_agent_recorded_online_goes_offline_however_many_there_are(
+    hub_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The sweep reads the agents recorded online a page at a time (a page of two here), so the
+    ones beyond its first page are not left online with nothing holding them."""
+    monkeypatch.setattr(monitor_module, "STALE_SWEEP_PAGE", 2)
+    clock = FakeClock()
+    settings = fast_settings(hub_database, tmp_path, heartbeat_interval=0.2, monitor_interval=ONCE)
+    with TestClient(create_app(settings, clock=clock)) as client:
+        monitor = TickedMonitor(client, clock)
+        store = monitor.state.store
+        assert client.portal is not None
+        ws = client.portal.call(create_workspace, store)
+        ids = [f"agent_{n}" for n in range(5)]
+        for agent_id in ids:  # left online by a hub that stopped without recording them
+            for type_, payload in (
+                ("agent.paired", {"agentId": agent_id, "name": agent_id}),
+                ("agent.connected", {"agentId": agent_id, "capabilities": []}),
+            ):
+                client.portal.call(store.append, event(ws, type_, payload))
+
+        def statuses() -> set[str]:
+            async def read() -> set[str]:
+                return await store.read(
+                    lambda r: {a.status for a in (r.get_agent(ws, i) for i in ids) if a}
+                )
+
+            assert client.portal is not None
+            return client.portal.call(read)
+
+        assert statuses() == {"online"}
+        monitor.tick(0.5)
+        assert statuses() == {"offline"}

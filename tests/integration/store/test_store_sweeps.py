@@ -53,3 +53,20 @@ async def test_sweeps_find_silent_agents_overdue_interactions_and_task_timelines
     assert not_yet == []
     assert [i.id for i in overdue] == ["i1"] and early == []
     assert [e.type for e in timeline] == ["task.created", "task.accepted", "task.accepted"]
+
+
+async def test_a_sweep_pages_through_every_online_agent_by_id(store: Store) -> None:
+    ws = await create_workspace(store)
+    for n in range(5):
+        await _append(store, ws, "agent.paired", {"agentId": f"a{n}", "name": f"A{n}"})
+        await _append(store, ws, "agent.connected", {"agentId": f"a{n}", "capabilities": []})
+
+    def pages(r: Reader) -> list[list[str]]:
+        seen: list[list[str]] = []
+        after = ""
+        while page := sweeps.agents_with_status(r.connection, "online", after=after, limit=2):
+            seen.append([a.id for a in page])
+            after = page[-1].id
+        return seen
+
+    assert await store.read(pages) == [["a0", "a1"], ["a2", "a3"], ["a4"]]
