@@ -120,6 +120,7 @@ _GET_CONVERSATION = _by(conversations, "workspace_id", "id")
 _GET_MESSAGE = _by(messages, "workspace_id", "id")
 _GET_TASK = _by(tasks, "workspace_id", "id")
 _GET_INTERACTION = _by(interactions, "workspace_id", "id")
+_GET_ARTIFACT = _by(artifacts, "workspace_id", "id")
 
 
 # what json.loads runs underneath (typeshed types make_scanner's argument as itself)
@@ -548,6 +549,10 @@ class Reader:
             stmt = stmt.where(artifacts.c.conversation_id == conversation_id)
         stmt = stmt.order_by(artifacts.c.created_at, artifacts.c.id).limit(_limit(limit))
         return [Artifact.from_row(r) for r in self._rows(stmt)]
+
+    def get_artifact(self, workspace_id: str, artifact_id: str) -> Artifact | None:
+        row = self._first(_GET_ARTIFACT, {"workspace_id": workspace_id, "id": artifact_id})
+        return None if row is None else Artifact.from_row(row)
 
     def list_tool_devices(self, workspace_id: str) -> list[ToolDevice]:
         """The apps that registered tools, most recently registered first."""
