@@ -21,6 +21,7 @@ from lineup.hub.api import invitations as invitations_api
 from lineup.hub.api import notifications as notifications_api
 from lineup.hub.api import openapi
 from lineup.hub.api import providers as providers_api
+from lineup.hub.api import raw_events as raw_events_api
 from lineup.hub.api import settings as settings_api
 from lineup.hub.api import tokens as tokens_api
 from lineup.hub.api import work as work_api
@@ -56,6 +57,7 @@ def create_app(settings: Settings, *, clock: Clock = now_ms) -> FastAPI:
     app.include_router(invitations_api.router)
     app.include_router(agents_api.router)
     app.include_router(work_api.router)
+    app.include_router(raw_events_api.router)
     app.include_router(files_api.router)
     app.include_router(notifications_api.router)
     app.include_router(tools_api.router)

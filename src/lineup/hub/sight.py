@@ -89,6 +89,11 @@ class Sight:
         """Whether the person sees ``event``; every event passes through, so the maps and the
         person's roles follow the log."""
         self._observe(event)
+        return self.shows(event)
+
+    def shows(self, event: StoredEvent) -> bool:
+        """Whether the person sees ``event``, judged by what the sight knows now, without
+        learning from it: for reading back events out of the log's order."""
         if event.type in PERSONAL_FACTS:
             return event.payload.get("userId") == self.person.user_id
         if self.everything:

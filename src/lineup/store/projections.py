@@ -23,7 +23,7 @@ from lineup.protocol import facts as f
 from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import TaskStatusName
-from lineup.store import governance, statements
+from lineup.store import event_subjects, governance, statements
 from lineup.store import providers as provider_store
 from lineup.store.handlers import Handler
 from lineup.store.handlers import on as _on
@@ -56,12 +56,15 @@ PENDING = "pending"
 
 
 def apply_event(conn: Connection, event: StoredEvent) -> None:
+    """Project one event and index it under its subjects (``event_subjects``)."""
     handler = HANDLERS.get(event.type)
-    if handler is None:
+    if handler is None and event.type not in f.FACTS:
         return  # a newer hub's event: kept in the log, projected once this code knows it
     try:
         fact = event.fact if event.fact is not None else f.parse_fact(event.type, event.payload)
-        handler(conn, event, fact)
+        if handler is not None:
+            handler(conn, event, fact)
+        event_subjects.index(conn, event, fact)
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidArgument(
             f"{event.type} payload is malformed: {exc!r}",

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import islice
 from json.scanner import make_scanner
 from typing import Any
 
-from sqlalchemy import Select, Table, Text, bindparam, cast, func, select
+from sqlalchemy import Select, Table, Text, and_, bindparam, cast, func, select
 from sqlalchemy.engine import Connection
 
+from lineup.protocol.subjects import Subject
 from lineup.store import files, retention, statements
 from lineup.store.eventlog import StoredEvent, event_from_row
 from lineup.store.records import (
@@ -43,6 +45,7 @@ from lineup.store.schema import (
     canvas_instances,
     canvas_ops,
     conversations,
+    event_subjects,
     events,
     interactions,
     memberships,
@@ -117,6 +120,7 @@ _GET_CONVERSATION = _by(conversations, "workspace_id", "id")
 _GET_MESSAGE = _by(messages, "workspace_id", "id")
 _GET_TASK = _by(tasks, "workspace_id", "id")
 _GET_INTERACTION = _by(interactions, "workspace_id", "id")
+_GET_ARTIFACT = _by(artifacts, "workspace_id", "id")
 
 
 # what json.loads runs underneath (typeshed types make_scanner's argument as itself)
@@ -162,6 +166,36 @@ def _event_of_row(row: Sequence[Any], _new: Any = object.__new__) -> StoredEvent
     return event
 
 
+@dataclass(frozen=True, slots=True)
+class SubjectPage:
+    """A page of one subject's events (see :meth:`Reader.subject_events`)."""
+
+    events: list[StoredEvent]
+    """In log order."""
+    has_more: bool
+    """More of the subject's events lie beyond this page, in the direction it was read
+    (older when read with ``before`` alone, newer otherwise)."""
+
+
+_SUBJECT_EVENTS = (
+    select(events)
+    .select_from(
+        event_subjects.join(
+            events,
+            and_(
+                events.c.workspace_id == event_subjects.c.workspace_id,
+                events.c.sequence == event_subjects.c.sequence,
+            ),
+        )
+    )
+    .where(
+        event_subjects.c.workspace_id == bindparam("workspace_id"),
+        event_subjects.c.subject_kind == bindparam("kind"),
+        event_subjects.c.subject_id == bindparam("ident"),
+    )
+)
+
+
 class Reader:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
@@ -205,6 +239,35 @@ class Reader:
         if len(rows) < limit and not (rows and after + limit >= rows[0][-1]):
             rows = self._conn.execute(_READ_EVENTS, {**params, "limit": limit}).all()
         return [_event_of_row(row) for row in rows]
+
+    def subject_events(
+        self,
+        workspace_id: str,
+        subject: Subject,
+        *,
+        after: int | None = None,
+        before: int | None = None,
+        limit: int = 100,
+    ) -> SubjectPage:
+        """A subject's events (``lineup.protocol.subjects``) with ``after < sequence <
+        before``, at most ``limit``: the oldest of them, or the newest when only ``before``
+        is given (scrolling back). Events compacted away are not among them."""
+        kind, ident = subject
+        limit = _limit(limit)
+        stmt = _SUBJECT_EVENTS
+        if after is not None:
+            stmt = stmt.where(event_subjects.c.sequence > after)
+        if before is not None:
+            stmt = stmt.where(event_subjects.c.sequence < before)
+        backwards = before is not None and after is None
+        order = event_subjects.c.sequence.desc() if backwards else event_subjects.c.sequence
+        params = {"workspace_id": workspace_id, "kind": kind, "ident": ident}
+        stmt = stmt.order_by(order).limit(limit + 1)
+        rows = [event_from_row(r) for r in self._rows(stmt, params)]
+        page = rows[:limit]
+        if backwards:
+            page.reverse()
+        return SubjectPage(page, has_more=len(rows) > limit)
 
     def task_timeline(
         self, workspace_id: str, task_id: str, limit: int = 1000
@@ -486,6 +549,10 @@ class Reader:
             stmt = stmt.where(artifacts.c.conversation_id == conversation_id)
         stmt = stmt.order_by(artifacts.c.created_at, artifacts.c.id).limit(_limit(limit))
         return [Artifact.from_row(r) for r in self._rows(stmt)]
+
+    def get_artifact(self, workspace_id: str, artifact_id: str) -> Artifact | None:
+        row = self._first(_GET_ARTIFACT, {"workspace_id": workspace_id, "id": artifact_id})
+        return None if row is None else Artifact.from_row(row)
 
     def list_tool_devices(self, workspace_id: str) -> list[ToolDevice]:
         """The apps that registered tools, most recently registered first."""

@@ -26,6 +26,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, insert, literal, or_, 
 from sqlalchemy.engine import Connection
 
 from lineup.protocol.events import TaskStatusName
+from lineup.store import event_subjects
 from lineup.store.schema import (
     agent_cursors,
     agents,
@@ -192,11 +193,13 @@ def count_deletable(conn: Connection, workspace_id: str, start: int, end: int) -
 
 def compact_range(conn: Connection, workspace_id: str, start: int, end: int, now_ms: int) -> int:
     """Delete the events of ``[start, end)`` no keep rule holds and move the horizon to
-    ``end`` (never back), in the caller's transaction; the number deleted."""
+    ``end`` (never back), in the caller's transaction, with their rows of the subject index;
+    the number deleted."""
     deleted = conn.execute(
         delete(events).where(_range(workspace_id, start, end), ~_kept(workspace_id))
     ).rowcount
     deleted = max(deleted or 0, 0)
+    event_subjects.forget_deleted(conn, workspace_id, start, end)
     stmt = select(log_horizons.c.horizon, log_horizons.c.compacted_events).where(
         log_horizons.c.workspace_id == workspace_id
     )

@@ -81,6 +81,20 @@ workspace, not across them: two agents that number their events 1, 2, 3 both get
 recorded. ``fingerprint`` is a digest of what the sender sent under that id, so a reused id
 with other content is refused instead of being answered as a resend of something else."""
 
+event_subjects = Table(
+    "event_subjects",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("subject_kind", String(32), nullable=False),
+    Column("subject_id", String(128), nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "subject_kind", "subject_id", "sequence"),
+    Index("ix_event_subjects_workspace_id_sequence", "workspace_id", "sequence"),
+)
+"""Which events are about which task, message, card… (``lineup.protocol.subjects``): written
+with each event, so a person can open the raw events behind anything they see. A projection
+of the log (a replay refills it); compaction deletes the rows of the events it deletes."""
+
 write_lock = Table(
     "write_lock",
     metadata,
@@ -596,6 +610,7 @@ provider_changes = Table(
 """Lifecycle changes and their approval (``provider.change_requested`` / ``_decided``)."""
 
 PROJECTION_TABLES = (*PROJECTION_TABLES, provider_installs, provider_changes)
+PROJECTION_TABLES = (*PROJECTION_TABLES, event_subjects)
 
 provider_packages = Table(
     "provider_packages",

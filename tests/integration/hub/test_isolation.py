@@ -213,3 +213,28 @@ def test_another_workspaces_ids_are_not_found_in_your_own(hub: HubClient):
     assert after["interactions"][0]["status"] == "requested"
     pending = ana.ok(ana.get("/tool-calls?status=pending"))["toolCalls"]
     assert [c["id"] for c in pending] == [ids["tool_call_id"]]
+
+
+def test_another_workspaces_subjects_have_no_raw_events_in_your_own(hub: HubClient):
+    ana, ids = _world(hub)
+    bo = hub.sign_up()
+    subjects = {
+        "task": ids["task_id"],
+        "conversation": ids["conversation_id"],
+        "interaction": ids["interaction_id"],
+        "tool_call": ids["tool_call_id"],
+        "agent": ids["agent_id"],
+        "approval": ids["approval_id"],
+    }
+    for kind, ident in subjects.items():
+        assert ana.get("/raw-events", params={"subject": f"{kind}:{ident}"}).status_code == 200
+        bo._use()
+        mine = hub.client.get(bo.url("/raw-events"), params={"subject": f"{kind}:{ident}"})
+        assert mine.status_code == 404, (kind, mine.text)
+        assert mine.json()["error"]["code"] == "not_found"
+        bo._use()
+        theirs = hub.client.get(
+            f"/api/workspaces/{ana.workspace_id}/raw-events", params={"subject": f"{kind}:{ident}"}
+        )
+        assert theirs.json()["error"]["code"] == "forbidden", (kind, theirs.text)
+        assert "Classified" not in mine.text + theirs.text

@@ -38,6 +38,8 @@ import type {
   PairingCode,
   HubInfo,
   PostedMessage,
+  RawEvents,
+  RawSubject,
   SignInResult,
   SignUpResult,
   TaskDetail,
@@ -206,6 +208,18 @@ export class WorkspaceApi {
   // --- the event log
   events(after = 0, limit = 200): Promise<EventsPage> {
     return this.transport.get(this.path(`/events?after=${after}&limit=${limit}`));
+  }
+
+  /** The recorded events behind one task, message or card, oldest first (``after``) or the
+   * newest before ``before``. */
+  rawEvents(
+    subject: RawSubject,
+    page: { after?: number; before?: number; limit?: number } = {},
+  ): Promise<RawEvents> {
+    const query = new URLSearchParams({ subject, limit: String(page.limit ?? 100) });
+    if (page.after !== undefined) query.set("after", String(page.after));
+    if (page.before !== undefined) query.set("before", String(page.before));
+    return this.transport.get(this.path(`/raw-events?${query.toString()}`));
   }
 
   tools(): Promise<AvailableTools> {

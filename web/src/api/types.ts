@@ -83,6 +83,10 @@ export type Inbox = Narrowed<Schemas["Inbox"], { waitingForMe: Interaction[]; wa
 export type TaskFilter = "all" | "running" | "waiting" | "done";
 
 export type EventsPage = Narrowed<Schemas["EventsPage"], { events: HubEvent[] }>;
+export type RawEvent = Schemas["RawEvent"];
+export type RawEvents = Schemas["RawEvents"];
+/** What a person can open the raw events of: `kind:id`. */
+export type RawSubject = `${"task" | "message" | "interaction" | "tool_call" | "artifact" | "conversation" | "agent" | "approval"}:${string}`;
 
 export type JsonSchema = Record<string, unknown>;
 

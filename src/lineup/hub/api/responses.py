@@ -405,6 +405,40 @@ class EventsPage(View):
     ``latestSequence``: rebuild from the views, then page on from there."""
 
 
+class RawEvent(View):
+    """One recorded event behind a task, message or card, for a person who debugs."""
+
+    id: str = Field(description="The sender's id for the event (its idempotency key).")
+    sequence: int = Field(description="Its place in the workspace's log.")
+    type: str
+    actor: str = Field(description="`user:<id>`, `agent:<id>` or `system`; who caused it.")
+    occurred_at: Timestamp = Field(description="When the sender says it happened.")
+    recorded_at: Timestamp = Field(description="When the hub recorded it.")
+    conversation_id: str | None = None
+    task_id: str | None = None
+    correlation_id: str | None = None
+    payload: dict[str, Any] = Field(
+        description="As recorded, less secrets: the redaction of agents' diagnostic lines."
+    )
+
+
+class RawEvents(View):
+    """A page of the events about one subject, in log order."""
+
+    subject: str = Field(description="The subject asked for, `kind:id`.")
+    events: list[RawEvent]
+    has_more: bool = Field(
+        description="More of the subject's events lie beyond this page: older when read with "
+        "`before` alone (page on with `before` = the first sequence), else newer (`after` = "
+        "the last sequence)."
+    )
+    compacted_before: int | None = Field(
+        description="The log's horizon once it was compacted: events of the subject recorded "
+        "before this sequence may be gone (those still needed are kept). `null`: never "
+        "compacted, every event is here."
+    )
+
+
 class StoredFile(View):
     """A file an agent stored in the hub."""
 

@@ -1501,6 +1501,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/raw-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Raw Events
+         * @description The events about one subject, in log order: the oldest ``limit`` after ``after``, or
+         *     the newest before ``before`` when only that is given.
+         */
+        get: operations["raw_events_api_workspaces__workspace_id__raw_events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/settings": {
         parameters: {
             query?: never;
@@ -3483,6 +3504,75 @@ export interface components {
             end: string;
             /** Start */
             start: string;
+        };
+        /**
+         * RawEvent
+         * @description One recorded event behind a task, message or card, for a person who debugs.
+         */
+        RawEvent: {
+            /**
+             * Actor
+             * @description `user:<id>`, `agent:<id>` or `system`; who caused it.
+             */
+            actor: string;
+            /** Conversationid */
+            conversationId?: string | null;
+            /** Correlationid */
+            correlationId?: string | null;
+            /**
+             * Id
+             * @description The sender's id for the event (its idempotency key).
+             */
+            id: string;
+            /**
+             * Occurredat
+             * @description When the sender says it happened.
+             */
+            occurredAt: string;
+            /**
+             * Payload
+             * @description As recorded, less secrets: the redaction of agents' diagnostic lines.
+             */
+            payload: {
+                [key: string]: unknown;
+            };
+            /**
+             * Recordedat
+             * @description When the hub recorded it.
+             */
+            recordedAt: string;
+            /**
+             * Sequence
+             * @description Its place in the workspace's log.
+             */
+            sequence: number;
+            /** Taskid */
+            taskId?: string | null;
+            /** Type */
+            type: string;
+        };
+        /**
+         * RawEvents
+         * @description A page of the events about one subject, in log order.
+         */
+        RawEvents: {
+            /**
+             * Compactedbefore
+             * @description The log's horizon once it was compacted: events of the subject recorded before this sequence may be gone (those still needed are kept). `null`: never compacted, every event is here.
+             */
+            compactedBefore: number | null;
+            /** Events */
+            events: components["schemas"]["RawEvent"][];
+            /**
+             * Hasmore
+             * @description More of the subject's events lie beyond this page: older when read with `before` alone (page on with `before` = the first sequence), else newer (`after` = the last sequence).
+             */
+            hasMore: boolean;
+            /**
+             * Subject
+             * @description The subject asked for, `kind:id`.
+             */
+            subject: string;
         };
         /** Ready */
         Ready: {
@@ -10063,6 +10153,79 @@ export interface operations {
             };
             /** @description `invalid_argument`: the request body is too large. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    raw_events_api_workspaces__workspace_id__raw_events_get: {
+        parameters: {
+            query: {
+                after?: number | null;
+                before?: number | null;
+                limit?: number;
+                /** @description `kind:id`, e.g. `task:01J…`. */
+                subject: string;
+            };
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RawEvents"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

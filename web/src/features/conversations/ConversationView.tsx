@@ -17,6 +17,7 @@ import type { StreamingMessage } from "../../realtime/streams";
 import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskStatusPill } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
 import { DeliveryNote } from "../agents/DeliveryNote";
+import { RawEvents } from "../events/RawEvents";
 import type { Approval, Execution, ToolCall } from "../../api/types";
 import { ApprovalCard } from "../governance/ApprovalCard";
 import { RunRow } from "../governance/RunRow";
@@ -335,7 +336,7 @@ function MessageBubble({
   /** The agent a person's message was sent on to, if any. */
   recipient: string | null;
 }) {
-  const { agentName, agents, user } = useWorkspace();
+  const { api, agentName, agents, user } = useWorkspace();
   const mine = message.author.kind === "user" && message.author.id === user.id;
   return (
     <li className={`msg msg-${message.author.kind}${mine ? " msg-mine" : ""}`} data-message-id={message.id}>
@@ -364,6 +365,7 @@ function MessageBubble({
         </ul>
       ) : null}
       {task ? <TaskChip task={task} /> : null}
+      <RawEvents api={api} subject={`message:${message.id}`} what="message" />
     </li>
   );
 }

@@ -19,11 +19,14 @@ import { ApprovalActions } from "./ApprovalActions";
 import { ChoiceActions } from "./ChoiceActions";
 import { InputActions } from "./InputActions";
 import { ReviewActions } from "./ReviewActions";
+import { RawEvents, type RawEventsApi } from "../events/RawEvents";
 import "./interactions.css";
 
 export interface InteractionApi {
   respond(id: string, response: InteractionResponse, key?: string): Promise<Interaction>;
   interaction(id: string): Promise<Interaction>;
+  /** The card's raw events, offered when the client can read them. */
+  rawEvents?: RawEventsApi["rawEvents"];
 }
 
 export interface ActionProps {
@@ -179,6 +182,9 @@ export function InteractionCard({
             ))}
           </dl>
         </details>
+      ) : null}
+      {api.rawEvents ? (
+        <RawEvents api={api as RawEventsApi} subject={`interaction:${current.id}`} what="request" />
       ) : null}
     </article>
   );

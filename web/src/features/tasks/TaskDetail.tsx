@@ -24,6 +24,7 @@ import {
   RelativeTime,
 } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
+import { RawEvents } from "../events/RawEvents";
 import { describeEvent, describeTaskEvent, type TimelineContext } from "./timeline";
 import { linkAttributes } from "../../lib/links";
 import "./tasks.css";
@@ -230,6 +231,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           requests={interactions.map((i) => i.request)}
           context={{ taskId: task.id, childTitles: new Map(children.map((c) => [c.id, c.title])) }}
         />
+        <RawEvents api={api} subject={`task:${task.id}`} what="task" />
       </section>
     </div>
   );
