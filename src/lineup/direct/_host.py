@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import socket
 from collections.abc import Callable
 
 from lineup.direct._server import EmbeddedHub
 from lineup.hub.config import lineup_home
-from lineup.hub.tls import TlsSetupError, tls_from_options
+from lineup.hub.tls import TlsSetupError, lan_address, tls_from_options
 from lineup.sdk import Agent, DirectEndpoint, DirectModeError, HostedAgent
 
 logger = logging.getLogger("lineup.direct")
@@ -122,7 +121,7 @@ async def _end(core: asyncio.Task[None], stop: Callable[[], None]) -> None:
 def people_urls(host: str, port: int, *, scheme: str = "http") -> tuple[str, ...]:
     """How people reach a server bound to ``host:port``: the LAN address first."""
     if host in ("0.0.0.0", "::", ""):  # noqa: S104
-        hosts = [h for h in (_lan_address(), "127.0.0.1") if h]
+        hosts = [h for h in (lan_address(), "127.0.0.1") if h]
     elif host == "localhost":
         hosts = ["127.0.0.1"]
     else:
@@ -144,19 +143,6 @@ def _url_host(host: str) -> str:
         return f"[{host}]" if ipaddress.ip_address(host).version == 6 else host
     except ValueError:
         return host
-
-
-def _lan_address() -> str | None:
-    """This machine's address on its default route (no packet is sent)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect(("10.255.255.255", 1))
-        address = str(probe.getsockname()[0])
-    except OSError:
-        return None
-    finally:
-        probe.close()
-    return None if address.startswith("127.") or address == "0.0.0.0" else address  # noqa: S104
 
 
 def _default_person() -> str:
