@@ -80,6 +80,21 @@ uvicorn.run(create_app(Settings.from_env(port=port)), host="127.0.0.1", port=por
 """
 
 
+_TRACED_HUB = """
+import signal, sys, tracemalloc
+from pathlib import Path
+tracemalloc.start(int(sys.argv[2]))
+out, taken = Path(sys.argv[1]), []
+def snapshot(*_):
+    taken.append(1)
+    tracemalloc.take_snapshot().dump(str(out / f"snapshot-{len(taken)}.bin"))
+signal.signal(signal.SIGUSR1, snapshot)
+from lineup.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+"""``lineup`` under tracemalloc: each SIGUSR1 writes a snapshot to the directory given."""
+
+
 @asynccontextmanager
 async def running_hub(
     database_url: str | None = None,
@@ -87,6 +102,7 @@ async def running_hub(
     redis_url: str | None = None,
     node_id: str | None = None,
     deflate: bool = False,
+    tracemalloc: Path | None = None,
     **env: str,
 ) -> AsyncIterator[Hub]:
     port = free_port()
@@ -103,6 +119,9 @@ async def running_hub(
         args += ["--node-id", node_id]
     if deflate:  # `lineup serve` once served this way: per-message deflate on
         args = [str(ROOT / ".venv" / "bin" / "python"), "-c", _DEFLATE_HUB, str(port)]
+    if tracemalloc is not None:
+        python = str(ROOT / ".venv" / "bin" / "python")
+        args = [python, "-c", _TRACED_HUB, str(tracemalloc), "8", *args[1:]]
     process = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
         args,
         env=environment,
@@ -112,7 +131,7 @@ async def running_hub(
     url = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient() as client:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + (90 if tracemalloc is None else 300)
             while True:
                 try:
                     if (await client.get(f"{url}/readyz")).status_code == 200:
@@ -188,7 +207,9 @@ async def connect_agent(
     return ws
 
 
-async def connect_client(hub: Hub, session: Session, last_sequence: int = 0) -> Any:
+async def connect_client(
+    hub: Hub, session: Session, last_sequence: int = 0, *, batch: bool = False
+) -> Any:
     ws = await websockets.connect(
         f"{hub.ws_url}/ws/client?workspaceId={session.workspace_id}",
         additional_headers={"Cookie": f"lineup_session={session.cookie}"},
@@ -196,7 +217,11 @@ async def connect_client(hub: Hub, session: Session, last_sequence: int = 0) -> 
         max_size=None,
     )
     await ws.send(
-        envelope("client.subscribe", {"lastSequence": last_sequence}, session.workspace_id)
+        envelope(
+            "client.subscribe",
+            {"lastSequence": last_sequence, **({"batch": True} if batch else {})},
+            session.workspace_id,
+        )
     )
     return ws
 

@@ -133,7 +133,8 @@ async def _subscribe(kind: str, url: str, count: int, ready: asyncio.Event) -> l
     return latencies
 
 
-async def run(kind: str, url: str, rate: int, seconds: float) -> None:
+async def run(kind: str, url: str, rate: int, seconds: float) -> float:
+    """Prints the figures; returns the P95 in milliseconds (at a rate; else NaN)."""
     count = int(rate * seconds) if rate else int(50_000 * seconds / 5)
     ready = asyncio.Event()
     receiver = asyncio.create_task(_subscribe(kind, url, count, ready))
@@ -157,6 +158,7 @@ async def run(kind: str, url: str, rate: int, seconds: float) -> None:
             f"(n={len(latencies):,}); {load_average()}",
             flush=True,
         )
+        return percentile(steady, 95)
     else:
         through = count / (received_by - start)
         print(
@@ -164,6 +166,7 @@ async def run(kind: str, url: str, rate: int, seconds: float) -> None:
             f"{through:,.0f}/s to one subscriber ({count:,} × {size} B); {load_average()}",
             flush=True,
         )
+    return float("nan")
 
 
 async def main() -> None:

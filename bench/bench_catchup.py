@@ -11,7 +11,9 @@ the last missed event. Every event is checked to arrive once, in order. Each fig
 with the hub's CPU time for that catch-up: the catch-up is CPU-bound, so on a shared machine
 that says more than the wall time alone.
 
-``--repeat`` reconnects that many times after one fill (filling takes far longer than the
+Each reconnect is measured twice: asking for ``client.batch`` frames (as the web app does)
+and one frame per event (an app that does not ask). ``--repeat`` reconnects that many times
+after one fill (filling takes far longer than the
 catch-up, and one figure on a shared machine is noise). ``--py-spy DIR`` records the hub with
 py-spy during the first reconnect (a raw flame graph per configuration in DIR).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -109,13 +112,14 @@ async def measure(
         f"{time.monotonic() - filled_at:.0f} s while the app was away",
         flush=True,
     )
-    for run in range(repeat):
+    for run, batch in [(r, b) for r in range(repeat) for b in (True, False)]:
         # the hub's own background work on the fresh events (the notification worker's pass
         # over them) is done before the app comes back, as it would be after a real absence
         await _quiet(hub)
-        spy = await _py_spy(hub, profile, label) if profile is not None and run == 0 else None
+        mode = f"{label}, {'batched' if batch else 'one a frame'}"
+        spy = await _py_spy(hub, profile, mode) if profile is not None and run == 0 else None
         try:
-            await _catch_up(label, hub, session, last_seen, latest)
+            await _catch_up(mode, hub, session, last_seen, latest, batch)
         finally:
             if spy is not None:
                 spy.send_signal(signal.SIGINT)  # py-spy writes what it has
@@ -123,7 +127,9 @@ async def measure(
     await session.client.aclose()
 
 
-PY_SPY = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "py-spy"
+PY_SPY = (
+    shutil.which("py-spy") or Path(__file__).resolve().parent.parent / ".venv" / "bin" / "py-spy"
+)
 
 
 async def _py_spy(hub: Hub, directory: Path, label: str) -> asyncio.subprocess.Process:
@@ -138,19 +144,25 @@ async def _py_spy(hub: Hub, directory: Path, label: str) -> asyncio.subprocess.P
     return process
 
 
-async def _catch_up(label: str, hub: Hub, session: Any, last_seen: int, latest: int) -> None:
+async def _catch_up(
+    label: str, hub: Hub, session: Any, last_seen: int, latest: int, batch: bool
+) -> None:
     cpu_before = hub.cpu_seconds()
     started = time.perf_counter()
-    app = await connect_client(hub, session, last_seen)
+    app = await connect_client(hub, session, last_seen, batch=batch)
     expected = last_seen + 1
     first_event = None
     while True:
         frame = json.loads(await app.recv())
-        sequence = frame.get("sequence")
         if frame.get("type") == "client.caught_up":
             if frame["payload"]["sequence"] >= latest:
                 break
-        elif sequence is not None:
+            continue
+        frames = frame["payload"]["events"] if frame.get("type") == "client.batch" else [frame]
+        for each in frames:
+            sequence = each.get("sequence")
+            if sequence is None:
+                continue
             if first_event is None:
                 first_event = time.perf_counter() - started
             if sequence != expected:

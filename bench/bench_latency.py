@@ -10,6 +10,11 @@ the agent's socket, decoding and validation, the commit (durable), the fan-out a
 socket. ``cluster2`` puts the agent on node 1 and the app on node 2: the event also crosses
 Redis Streams. A rate the hub cannot sustain shows as a growing latency and an achieved
 rate below the target; both are printed.
+
+After each of the hub's figures, the bare Redis Streams path (``bench_brokers.py``: a
+publisher process ``XADD``s a message of the app's frame's size, a subscriber here
+``XREAD``s it, on a private redis-server) runs at the same rate, and the ratio of the two
+P95s is printed (``--no-reference`` skips it).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import bench_brokers
 from _harness import (
     Hub,
     connect_agent,
@@ -49,16 +55,21 @@ async def _send(spec: dict[str, Any], rate: int, seconds: float, start: float) -
     ws = await connect_agent(hub, spec["creds"], spec["after"])
     ws_id = spec["creds"]["workspaceId"]
     task_id = spec["task"]
-    errors = 0
+    errors = answered = 0
+    total = int(rate * seconds)
+    all_answered = asyncio.Event()
 
     async def drain() -> None:
-        nonlocal errors
+        nonlocal errors, answered
         async for raw in ws:
-            if json.loads(raw).get("type") == "error":
-                errors += 1
+            kind = json.loads(raw).get("type")
+            if kind in ("ack", "error"):
+                answered += 1
+                errors += kind == "error"
+                if answered >= total:
+                    all_answered.set()
 
     drainer = asyncio.create_task(drain())
-    total = int(rate * seconds)
     interval = 1 / rate
     await asyncio.sleep(max(0.0, start - time.time()))
     began = time.perf_counter()
@@ -75,13 +86,16 @@ async def _send(spec: dict[str, Any], rate: int, seconds: float, start: float) -
             )
         )
     sent_for = time.perf_counter() - began
-    await asyncio.sleep(1)
+    # an agent closing with frames unanswered would lose those the hub had not read yet
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(all_answered.wait(), 120)
     drainer.cancel()
     await ws.close()
     return {"sent": total, "sent_rate": total / sent_for, "errors": errors}
 
 
-async def measure(label: str, hubs: list[Hub], rate: int, seconds: float) -> None:
+async def measure(label: str, hubs: list[Hub], rate: int, seconds: float) -> float:
+    """Prints the figures; returns the steady P95 in milliseconds."""
     app_hub = hubs[-1]
     session = await sign_up(hubs[0])
     creds = await pair(hubs[0], session, f"latency-{rate}")
@@ -137,6 +151,21 @@ async def measure(label: str, hubs: list[Hub], rate: int, seconds: float) -> Non
         f"{result['errors']} errors; {load_average()}",
         flush=True,
     )
+    return percentile(steady, 95)
+
+
+async def reference(
+    label: str, redis_url: str | None, p95: float, rate: int, seconds: float
+) -> None:
+    """The bare Redis Streams path at ``rate``, and the hub's P95 over its P95."""
+    if redis_url is None:
+        return
+    bare = await bench_brokers.run("redis", redis_url, rate, seconds)
+    print(
+        f"[{label}] {rate:,}/s: agent → app P95 {p95:.1f} ms is {p95 / bare:.1f}x the bare Redis "
+        f"Streams P95 {bare:.2f} ms measured just after; {load_average()}",
+        flush=True,
+    )
 
 
 async def main() -> None:
@@ -144,31 +173,42 @@ async def main() -> None:
     parser.add_argument("--configs", default="sqlite,pg,cluster2")
     parser.add_argument("--rates", default="100,1000,5000")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--no-reference", action="store_true", help="no bare Redis Streams run")
     args = parser.parse_args()
     rates = [int(r) for r in args.rates.split(",")]
     env = {"LINEUP_HEARTBEAT_INTERVAL": "60", "LINEUP_PAIRING_ATTEMPTS_PER_IP": "100000"}
-    for config in args.configs.split(","):
-        if config == "sqlite":
-            async with running_hub(None, **env) as hub:
-                for rate in rates:
-                    await measure("1 node, SQLite", [hub], rate, args.seconds)
-        elif config == "pg":
-            async with throwaway_pg() as url, running_hub(url, **env) as hub:
-                for rate in rates:
-                    await measure("1 node, PostgreSQL", [hub], rate, args.seconds)
-        elif config.startswith("cluster"):
-            nodes = int(config.removeprefix("cluster"))
-            async with (
-                throwaway_pg() as url,
-                private_redis() as redis_url,
-                running_cluster(nodes, url, redis_url, **env) as hubs,
-            ):
-                for rate in rates:
-                    await measure(
-                        f"{nodes} nodes, agent on n1 → app on n{nodes}", hubs, rate, args.seconds
-                    )
-        else:
-            raise SystemExit(f"unknown configuration {config!r}")
+    async with contextlib.AsyncExitStack() as stack:
+        bare = None if args.no_reference else await stack.enter_async_context(private_redis())
+        for config in args.configs.split(","):
+            await run_config(config, rates, args.seconds, env, bare)
+
+
+async def run_config(
+    config: str, rates: list[int], seconds: float, env: dict[str, str], bare: str | None
+) -> None:
+    if config == "sqlite":
+        async with running_hub(None, **env) as hub:
+            for rate in rates:
+                p95 = await measure("1 node, SQLite", [hub], rate, seconds)
+                await reference("1 node, SQLite", bare, p95, rate, seconds)
+    elif config == "pg":
+        async with throwaway_pg() as url, running_hub(url, **env) as hub:
+            for rate in rates:
+                p95 = await measure("1 node, PostgreSQL", [hub], rate, seconds)
+                await reference("1 node, PostgreSQL", bare, p95, rate, seconds)
+    elif config.startswith("cluster"):
+        nodes = int(config.removeprefix("cluster"))
+        label = f"{nodes} nodes, agent on n1 → app on n{nodes}"
+        async with (
+            throwaway_pg() as url,
+            private_redis() as redis_url,
+            running_cluster(nodes, url, redis_url, **env) as hubs,
+        ):
+            for rate in rates:
+                p95 = await measure(label, hubs, rate, seconds)
+                await reference(label, bare, p95, rate, seconds)
+    else:
+        raise SystemExit(f"unknown configuration {config!r}")
 
 
 if __name__ == "__main__":

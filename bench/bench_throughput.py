@@ -2,14 +2,19 @@
 three nodes on PostgreSQL + Redis Streams. Prints the figures in docs/benchmarks.md.
 
     .venv/bin/python bench/bench_throughput.py [--configs sqlite,pg,cluster2,cluster3]
-        [--seconds 10] [--agents 8] [--window 128] [--generators 2]
+        [--seconds 10] [--agents 8] [--window 128] [--generators 2] [--workspaces 4]
+        [--synchronous-commit on|off] [--writer-connections 4]
 
 Agents pipeline ``task.status_changed`` reports (at most ``--window`` unacknowledged each) as
 fast as the acks come back; an ack means the event is committed, so acks/s is durable
-events/s. Agents are spread over the nodes round robin and over four workspaces; the load
-comes from ``--generators`` separate processes. While it runs, the CPU time of every part
-(hub nodes, PostgreSQL, Redis, load generators) is sampled from /proc: on a 2-core machine
-they all share the same two cores, and the shares say where the time goes.
+events/s. Agents are spread over the nodes round robin and over ``--workspaces`` workspaces;
+the load comes from ``--generators`` separate processes. ``--synchronous-commit off`` sets
+PostgreSQL's ``synchronous_commit`` for the benchmark's database (acks then no longer mean
+the event survives a database crash: see docs/deploy.md). After each configuration every
+workspace's log is checked: sequences 1..n with no gap, matching the workspace's counter.
+While it runs, the CPU time of every part (hub nodes, PostgreSQL, Redis, load generators) is
+sampled from /proc: on a 2-core machine they all share the same two cores, and the shares
+say where the time goes.
 """
 
 from __future__ import annotations
@@ -37,8 +42,6 @@ from _harness import (
     sign_up,
     throwaway_pg,
 )
-
-WORKSPACES = 4
 
 
 def cpu_seconds(pid: int) -> float:
@@ -130,11 +133,11 @@ async def _generate(
 # --- one configuration ---------------------------------------------------------------------
 
 
-async def _prepare(hubs: list[Hub], agents: int) -> list[dict[str, Any]]:
-    sessions = [await sign_up(hubs[0]) for _ in range(WORKSPACES)]
+async def _prepare(hubs: list[Hub], agents: int, workspaces: int) -> list[dict[str, Any]]:
+    sessions = [await sign_up(hubs[0]) for _ in range(workspaces)]
     specs = []
     for i in range(agents):
-        session = sessions[i % WORKSPACES]
+        session = sessions[i % workspaces]
         creds = await pair(hubs[0], session, f"load-{i}")
         task = await session.post(
             "/tasks", {"title": f"load {i}", "targetAgentId": creds["agentId"]}
@@ -161,8 +164,9 @@ async def measure(
     agents: int,
     window: int,
     generators: int,
+    workspaces: int,
 ) -> float:
-    specs = await _prepare(hubs, agents)
+    specs = await _prepare(hubs, agents, workspaces)
     start = time.time() + 3.0
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
@@ -194,7 +198,8 @@ async def measure(
     # CPU per event holds still when other work takes the cores; events/s does not.
     per_event = used["hub nodes"] / max(acked, 1) * 1e6
     print(
-        f"[{label}] {rate:,.0f} durable events/s ({agents} agents, window {window}, "
+        f"[{label}] {rate:,.0f} durable events/s ({agents} agents in {workspaces} workspaces, "
+        f"window {window}, "
         f"{generators} generator processes, {errors} errors); CPU of one core: {shares}; "
         f"hub CPU {per_event:.0f} µs per event; {load}",
         flush=True,
@@ -209,32 +214,105 @@ async def main() -> None:
     parser.add_argument("--agents", type=int, default=8)
     parser.add_argument("--window", type=int, default=128)
     parser.add_argument("--generators", type=int, default=2)
+    parser.add_argument("--workspaces", type=int, default=4)
+    parser.add_argument("--synchronous-commit", choices=("on", "off"), default="on")
+    parser.add_argument("--writer-connections", type=int, default=4)
     args = parser.parse_args()
     options = {
         "seconds": args.seconds,
         "agents": args.agents,
         "window": args.window,
         "generators": args.generators,
+        "workspaces": args.workspaces,
     }
-    env = {"LINEUP_HEARTBEAT_INTERVAL": "60", "LINEUP_PAIRING_ATTEMPTS_PER_IP": "100000"}
+    env = {
+        "LINEUP_HEARTBEAT_INTERVAL": "60",
+        "LINEUP_PAIRING_ATTEMPTS_PER_IP": "100000",
+        "LINEUP_SIGNIN_ATTEMPTS_PER_IP": "100000",
+        "LINEUP_WRITER_CONNECTIONS": str(args.writer_connections),
+    }
+    rates: dict[str, float] = {}
     for config in args.configs.split(","):
         if config == "sqlite":
             async with running_hub(None, **env) as hub:
-                await measure("1 node, SQLite", [hub], None, **options)
+                rates[config] = await measure("1 node, SQLite", [hub], None, **options)
+                check_sqlite(hub.home / "lineup.db")
         elif config == "pg":
-            async with throwaway_pg() as url, running_hub(url, **env) as hub:
-                await measure("1 node, PostgreSQL", [hub], None, **options)
+            async with throwaway_pg() as url:
+                await set_synchronous_commit(url, args.synchronous_commit)
+                async with running_hub(url, **env) as hub:
+                    label = f"1 node, PostgreSQL (synchronous_commit {args.synchronous_commit})"
+                    rates[config] = await measure(label, [hub], None, **options)
+                await check_pg(url)
         elif config.startswith("cluster"):
             nodes = int(config.removeprefix("cluster"))
-            async with (
-                throwaway_pg() as url,
-                private_redis() as redis_url,
-                running_cluster(nodes, url, redis_url, **env) as hubs,
-            ):
-                redis_pid = _redis_pid(redis_url)
-                await measure(f"{nodes} nodes, PostgreSQL + Redis", hubs, redis_pid, **options)
+            async with throwaway_pg() as url, private_redis() as redis_url:
+                await set_synchronous_commit(url, args.synchronous_commit)
+                async with running_cluster(nodes, url, redis_url, **env) as hubs:
+                    redis_pid = _redis_pid(redis_url)
+                    label = (
+                        f"{nodes} nodes, PostgreSQL + Redis "
+                        f"(synchronous_commit {args.synchronous_commit})"
+                    )
+                    rates[config] = await measure(label, hubs, redis_pid, **options)
+                await check_pg(url)
         else:
             raise SystemExit(f"unknown configuration {config!r}")
+    base = rates.get("pg")
+    ratios = [f"pg / sqlite {base / rates['sqlite']:.2f}"] if base and rates.get("sqlite") else []
+    ratios += [f"{c} / pg {r / base:.2f}" for c, r in rates.items() if base and c[:7] == "cluster"]
+    if ratios:
+        print("[ratios, this run] " + "; ".join(ratios), flush=True)
+
+
+# --- the log afterwards: gap-free per workspace --------------------------------------------
+
+_GAPS = """
+SELECT w.id, w.last_sequence, count(e.sequence), coalesce(min(e.sequence), 0),
+       coalesce(max(e.sequence), 0)
+FROM workspaces w LEFT JOIN events e ON e.workspace_id = w.id
+GROUP BY w.id, w.last_sequence
+"""
+
+
+def _report_gaps(rows: list[tuple[str, int, int, int, int]]) -> None:
+    broken = [r[0] for r in rows if not (r[2] == r[4] == r[1] and (r[2] == 0 or r[3] == 1))]
+    events = sum(r[2] for r in rows)
+    verdict = "gap-free" if not broken else f"GAPS OR REPEATS in {len(broken)}: {broken[:3]}"
+    print(f"    sequences: {len(rows)} workspaces, {events:,} events, {verdict}", flush=True)
+
+
+def check_sqlite(path: Path) -> None:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        _report_gaps(conn.execute(_GAPS).fetchall())
+
+
+def _plain(url: str) -> str:
+    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+async def check_pg(url: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(_plain(url))
+    try:
+        _report_gaps([tuple(r) for r in await conn.fetch(_GAPS)])
+    finally:
+        await conn.close()
+
+
+async def set_synchronous_commit(url: str, value: str) -> None:
+    """For every later connection to the benchmark's database (the hubs start after this)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(_plain(url))
+    try:
+        name = await conn.fetchval("SELECT current_database()")
+        await conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = {value}')
+    finally:
+        await conn.close()
 
 
 def _redis_pid(url: str) -> int | None:

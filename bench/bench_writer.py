@@ -6,6 +6,7 @@ A job's future resolves only after its transaction committed, so every counted e
 durable (SQLite: WAL with synchronous=NORMAL).
 
     .venv/bin/python bench/bench_writer.py [--database-url URL] [--seconds 5] [--submitters 20]
+        [--workspaces 4] [--writer-connections 4]
 
 Without ``--database-url`` the database is a fresh SQLite file in a temporary directory. A
 PostgreSQL URL should name an empty, throwaway database: the benchmark migrates it.
@@ -51,8 +52,10 @@ async def _running_task(
     return agent, task_id
 
 
-async def run(database_url: str, seconds: float, submitters: int, workspaces: int) -> None:
-    store = await Store.open(database_url)
+async def run(
+    database_url: str, seconds: float, submitters: int, workspaces: int, writer_connections: int
+) -> None:
+    store = await Store.open(database_url, writer_connections=writer_connections)
     try:
         await store.migrate()
         recorder = Recorder(store)
@@ -79,7 +82,9 @@ async def run(database_url: str, seconds: float, submitters: int, workspaces: in
                 await recorder.run(
                     lambda w, change=change, event_id=event_id: commands.task_status_changed(
                         w, agent, event_id, task_id, change
-                    )
+                    ),
+                    lane=agent.actor,
+                    workspace=agent.workspace_id,
                 )
                 counts[index] += 1
 
@@ -98,7 +103,8 @@ async def run(database_url: str, seconds: float, submitters: int, workspaces: in
         label = store.dialect
         print(
             f"[{label}] {total:,} durable events in {elapsed:.1f} s: "
-            f"{total / elapsed:,.0f} events/s ({len(tasks)} submitters, {workspaces} workspaces)"
+            f"{total / elapsed:,.0f} events/s ({len(tasks)} submitters, {workspaces} workspaces, "
+            f"{store.writer_shards} writer shards)"
         )
         print(
             f"[{label}] writer: {transactions:,} transactions, {jobs:,} jobs, "
@@ -126,13 +132,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--submitters", type=int, default=20)
     parser.add_argument("--workspaces", type=int, default=4)
+    parser.add_argument("--writer-connections", type=int, default=4)
     args = parser.parse_args()
+    shape = (args.seconds, args.submitters, args.workspaces, args.writer_connections)
     if args.database_url:
-        asyncio.run(run(args.database_url, args.seconds, args.submitters, args.workspaces))
+        asyncio.run(run(args.database_url, *shape))
         return
     with tempfile.TemporaryDirectory(prefix="lineup-bench-") as home:
         url = f"sqlite:///{Path(home) / 'lineup.db'}"
-        asyncio.run(run(url, args.seconds, args.submitters, args.workspaces))
+        asyncio.run(run(url, *shape))
 
 
 if __name__ == "__main__":

@@ -16,4 +16,7 @@ $PY bench_idle.py --agents 2000 --window 30 --deflate
 $PY bench_idle.py --agents 2000 --window 30
 $PY bench_idle.py --agents 10000 --window 60
 $PY bench_writer.py --seconds 10
+psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS bench_context" -c "CREATE DATABASE bench_context"
+$PY bench_context.py --turns 2000 --pg postgresql+asyncpg://postgres@127.0.0.1:5432/bench_context
 $PY bench_hub.py --seconds 10 --idle 1000
+$PY bench_session_files.py --entries 20000 --pg

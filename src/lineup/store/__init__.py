@@ -8,7 +8,7 @@ nodes). Open with ``await Store.open(url)``, then ``await store.migrate()``. Wri
 
 from lineup.store import audit, auth, sweeps
 from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent, fact_of
-from lineup.store.queries import Reader
+from lineup.store.queries import RawEvent, Reader, event_of_raw
 from lineup.store.records import (
     Agent,
     AgentCredentialRecord,
@@ -46,6 +46,7 @@ __all__ = [
     "Message",
     "NewEvent",
     "PairingCodeRecord",
+    "RawEvent",
     "Reader",
     "Sent",
     "SessionRecord",
@@ -62,6 +63,7 @@ __all__ = [
     "audit",
     "auth",
     "database_url_from_env",
+    "event_of_raw",
     "fact_of",
     "sweeps",
 ]

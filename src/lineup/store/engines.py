@@ -1,4 +1,4 @@
-"""Where the store's synchronous database code runs: one writer connection, a pool of readers.
+"""Where the store's synchronous database code runs: the writer's connections, a pool of readers.
 
 Every query in the store is plain synchronous SQLAlchemy over a ``Connection``; a backend
 runs such a function for the event loop and hands back its result:
@@ -11,8 +11,10 @@ runs such a function for the event loop and hands back its result:
   so it takes the write lock up front instead of failing on upgrade, and a deferred
   ``BEGIN`` for readers, which in WAL mode gives each read transaction a snapshot.
 - PostgreSQL (asyncpg): the same synchronous code runs on the event loop's thread through
-  ``AsyncConnection.run_sync`` (greenlets); readers use REPEATABLE READ read-only
-  transactions, again for one snapshot per read transaction.
+  ``AsyncConnection.run_sync`` (greenlets); the writer has ``writer_connections`` of its own,
+  one per shard (``lineup.store.writer``), so batches of different workspaces are in the
+  database at once; readers use REPEATABLE READ read-only transactions, again for one
+  snapshot per read transaction.
 
 ``sqlite:///path``, ``sqlite+pysqlite:///path`` and ``sqlite+aiosqlite:///path`` all name
 the same thing: a SQLite file used through the standard library's driver.
@@ -28,6 +30,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from lineup.protocol.errors import InvalidArgument
@@ -71,8 +74,13 @@ def db_errors(conn: Connection) -> int:
 class Backend(Protocol):
     """Runs synchronous database code for the event loop."""
 
+    @property
+    def writer_connections(self) -> int:
+        """How many ``run_writer`` calls may be in the database at once."""
+        ...
+
     async def run_writer(self, fn: Callable[[Connection], T]) -> T:
-        """``fn`` on the writer connection, outside any transaction (``fn`` begins its own)."""
+        """``fn`` on a writer connection, outside any transaction (``fn`` begins its own)."""
         ...
 
     async def run_reader(self, fn: Callable[[Connection], T]) -> T:
@@ -82,10 +90,13 @@ class Backend(Protocol):
     async def dispose(self) -> None: ...
 
 
-def create_backend(url: URL, *, read_pool_size: int = 4) -> Backend:
+def create_backend(url: URL, *, read_pool_size: int = 4, writer_connections: int = 1) -> Backend:
+    """``writer_connections`` counts on PostgreSQL only: SQLite has one writer."""
     if url.get_backend_name() == "sqlite":
         return SQLiteBackend(url, read_pool_size=read_pool_size)
-    return PostgresBackend(url, read_pool_size=read_pool_size)
+    return PostgresBackend(
+        url, read_pool_size=read_pool_size, writer_connections=writer_connections
+    )
 
 
 def _count_errors(engine: Engine) -> None:
@@ -109,6 +120,10 @@ class SQLiteBackend:
         self._read_threads = ThreadPoolExecutor(
             read_pool_size, thread_name_prefix="lineup-sqlite-reader"
         )
+
+    @property
+    def writer_connections(self) -> int:
+        return 1
 
     async def run_writer(self, fn: Callable[[Connection], T]) -> T:
         def call() -> T:
@@ -176,19 +191,30 @@ def sqlite_engine(url: URL, *, writer: bool, pool_size: int) -> Engine:
 
 
 class PostgresBackend:
-    def __init__(self, url: URL, *, read_pool_size: int) -> None:
+    def __init__(self, url: URL, *, read_pool_size: int, writer_connections: int = 1) -> None:
+        self._writer_connections = max(1, writer_connections)
+        # one more than the shards: migrations and the odd maintenance call need not wait
+        # No pre-ping: the adapter's costs three round trips (BEGIN, a query, ROLLBACK) per
+        # checkout, once per writer batch and per read; a connection the server closed is
+        # seen closed on our side once its socket reports it, and replaced at checkout
+        # (_fresh_at_checkout).
         self.writer: AsyncEngine = create_async_engine(
-            url, pool_size=2, max_overflow=0, pool_pre_ping=True
+            url, pool_size=self._writer_connections + 1, max_overflow=0
         )
+        _fresh_at_checkout(self.writer.sync_engine)
         self.reader: AsyncEngine = create_async_engine(
             url,
             pool_size=read_pool_size,
             max_overflow=read_pool_size,
-            pool_pre_ping=True,
             isolation_level="REPEATABLE READ",
             execution_options={"postgresql_readonly": True},
         )
+        _fresh_at_checkout(self.reader.sync_engine)
         _count_errors(self.writer.sync_engine)
+
+    @property
+    def writer_connections(self) -> int:
+        return self._writer_connections
 
     async def run_writer(self, fn: Callable[[Connection], T]) -> T:
         async with self.writer.connect() as conn:
@@ -201,6 +227,16 @@ class PostgresBackend:
     async def dispose(self) -> None:
         await self.writer.dispose()
         await self.reader.dispose()
+
+
+def _fresh_at_checkout(engine: Engine) -> None:
+    """Replace a pooled asyncpg connection whose socket closed (the server restarted or
+    ended the session) before handing it out, as a pre-ping would, without a round trip."""
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        if dbapi_connection.driver_connection.is_closed():
+            raise DisconnectionError("the database closed this connection")
 
 
 def ping(conn: Connection) -> None:

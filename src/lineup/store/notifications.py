@@ -1,8 +1,10 @@
 """Storage of notifications: VAPID keys, devices, preferences, the outbox and cursors.
 
 Plain synchronous functions of a ``Connection``. Those that write are meant for a writer job
-(``await store.write(lambda tx: f(tx.connection, ...))``): every writer transaction takes the
-``write_lock`` row first, so a read-then-write here is atomic across hub nodes too. The unique
+(``await store.write(lambda tx: f(tx.connection, ...))``). One that names no workspace runs
+alone in the cluster (``lineup.store.write_locks``), so a read-then-write here is atomic
+across hub nodes too; the worker's produce pass names the workspaces whose cursors it moves
+and the outbox rows it adds, which only those workspaces' events make. The unique
 ``notifications.dedupe_key`` is the last line of defence: even code that skipped that check
 could not make a second notification of the same thing for the same person and device.
 """
@@ -290,8 +292,11 @@ def workspace_people(conn: Connection, workspace_id: str) -> list[Recipient]:
 # --- the log cursor ------------------------------------------------------------------------
 
 
-def workspaces_behind(conn: Connection, limit: int = 100) -> list[tuple[str, int]]:
-    """Workspaces with events the worker has not read yet: ``(workspace_id, cursor)``."""
+def workspaces_behind(
+    conn: Connection, limit: int = 100, among: Sequence[str] | None = None
+) -> list[tuple[str, int]]:
+    """Workspaces (of ``among``, if given) with events the worker has not read yet:
+    ``(workspace_id, cursor)``."""
     cursor = func.coalesce(notification_cursors.c.last_sequence, 0)
     stmt = (
         select(workspaces.c.id, cursor.label("cursor"))
@@ -304,6 +309,8 @@ def workspaces_behind(conn: Connection, limit: int = 100) -> list[tuple[str, int
         .order_by(workspaces.c.id)
         .limit(limit)
     )
+    if among is not None:
+        stmt = stmt.where(workspaces.c.id.in_(list(among)))
     return [(r.id, int(r.cursor)) for r in conn.execute(stmt).all()]
 
 

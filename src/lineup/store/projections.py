@@ -10,7 +10,7 @@ key fails the append as ``invalid_argument``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from lineup.protocol import facts as f
 from lineup.protocol.builtin_tools import ASK_TOOLS
 from lineup.protocol.errors import InvalidArgument
 from lineup.protocol.events import TaskStatusName
-from lineup.store import event_subjects, governance, statements
+from lineup.store import event_subjects, governance, session_files, statements, task_rows
 from lineup.store import providers as provider_store
 from lineup.store.handlers import Handler
 from lineup.store.handlers import on as _on
@@ -46,7 +46,7 @@ from lineup.store.schema import (
 )
 
 if TYPE_CHECKING:
-    from lineup.store.eventlog import StoredEvent
+    from lineup.store.eventlog import NewEvent, StoredEvent
 
 
 RUNNING = TaskStatusName.RUNNING.value
@@ -55,16 +55,20 @@ REQUESTED = "requested"
 PENDING = "pending"
 
 
-def apply_event(conn: Connection, event: StoredEvent) -> None:
-    """Project one event and index it under its subjects (``event_subjects``)."""
+def apply_event(
+    conn: Connection, event: StoredEvent, *, indexed: bool = False, projected: bool = False
+) -> None:
+    """Project one event and index it under its subjects (``event_subjects``), unless the
+    append did either already (``projected``: its :func:`task_touch`; ``indexed``)."""
     handler = HANDLERS.get(event.type)
     if handler is None and event.type not in f.FACTS:
         return  # a newer hub's event: kept in the log, projected once this code knows it
     try:
         fact = event.fact if event.fact is not None else f.parse_fact(event.type, event.payload)
-        if handler is not None:
+        if handler is not None and not projected:
             handler(conn, event, fact)
-        event_subjects.index(conn, event, fact)
+        if not indexed:
+            event_subjects.index(conn, event, fact)
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidArgument(
             f"{event.type} payload is malformed: {exc!r}",
@@ -73,6 +77,7 @@ def apply_event(conn: Connection, event: StoredEvent) -> None:
 
 
 def clear(conn: Connection) -> None:
+    task_rows.forget(conn)
     for table in PROJECTION_TABLES:
         conn.execute(delete(table))
 
@@ -89,6 +94,12 @@ def _update_where(table: Table, *key: str) -> Update:
     the expression and its cache key on every event.
     """
     return update(table).where(*(table.c[k] == bindparam(f"where_{k}") for k in key))
+
+
+def update_statement(table: Table, *key: str) -> Update:
+    """The prebuilt keyed ``UPDATE`` :func:`_update` runs: parameters ``where_<key>`` and
+    the columns to set (``append_buffer`` runs it for many rows at once)."""
+    return _update_where(table, *key)
 
 
 def _update(
@@ -131,13 +142,26 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
+TaskTouch = tuple[str, dict[str, Any]]
+"""A task's id and the values an event sets on its row (besides ``updated_at`` and
+``last_sequence``, which are the event's ``recorded_at`` and ``sequence``)."""
+
+
+def task_touch(event: NewEvent, fact: f.Fact) -> TaskTouch | None:
+    """The event's whole projection when that is one update of its task's row with values
+    taken from the fact alone (a progress report, say), else ``None``.
+
+    The append then makes that update in its own statement on PostgreSQL, and
+    :func:`apply_event` is told so (``projected``) and does not make it again.
+    """
+    touch = _TASK_TOUCHES.get(event.type)
+    return None if touch is None else touch(fact)
+
+
 def _touch_task(conn: Connection, event: StoredEvent, task_id: str, **values: Any) -> None:
-    _update(
-        conn,
-        tasks,
-        {"workspace_id": event.workspace_id, "id": task_id},
-        {"updated_at": event.recorded_at, "last_sequence": event.sequence, **values},
-    )
+    values = {"updated_at": event.recorded_at, "last_sequence": event.sequence, **values}
+    _update(conn, tasks, {"workspace_id": event.workspace_id, "id": task_id}, values)
+    task_rows.touched(conn, event.workspace_id, task_id, values)
 
 
 _TASK_STATUS = select(tasks.c.status).where(
@@ -300,6 +324,29 @@ def _conversation_created(
     )
 
 
+def _conversation_agent_joined(
+    conn: Connection, event: StoredEvent, fact: f.ConversationAgentJoinedPayload
+) -> None:
+    key = {"workspace_id": event.workspace_id, "id": fact.conversation_id}
+    row = conn.execute(
+        select(conversations.c.agent_ids).where(
+            conversations.c.workspace_id == event.workspace_id,
+            conversations.c.id == fact.conversation_id,
+        )
+    ).first()
+    if row is None:
+        raise ValueError("an agent joins a conversation that exists")
+    agent_ids = list(row.agent_ids or [])
+    if fact.agent_id not in agent_ids:
+        agent_ids.append(fact.agent_id)
+    _update(
+        conn,
+        conversations,
+        key,
+        {"agent_ids": agent_ids, "updated_at": event.recorded_at, "last_sequence": event.sequence},
+    )
+
+
 def _message_created(conn: Connection, event: StoredEvent, fact: f.MessageCreatedPayload) -> None:
     conversation_id = event.conversation_id or fact.conversation_id
     if conversation_id is None:
@@ -312,6 +359,7 @@ def _message_created(conn: Connection, event: StoredEvent, fact: f.MessageCreate
         conversation_id=conversation_id,
         author_kind=fact.author.kind,
         author_id=fact.author.id,
+        author_name=fact.author.name,
         content=fact.content or "",
         blocks=None if fact.blocks is None else [b.wire() for b in fact.blocks],
         attachments=None if fact.attachments is None else [a.wire() for a in fact.attachments],
@@ -386,13 +434,16 @@ def _task_child_created(
     _insert(conn, tasks, **row)
 
 
+def _accepted_touch(fact: f.TaskAcceptedPayload) -> TaskTouch:
+    return fact.task_id, {"status": RUNNING}
+
+
 def _task_accepted(conn: Connection, event: StoredEvent, fact: f.TaskAcceptedPayload) -> None:
-    _touch_task(conn, event, fact.task_id, status=RUNNING)
+    task_id, values = _accepted_touch(fact)
+    _touch_task(conn, event, task_id, **values)
 
 
-def _task_status_changed(
-    conn: Connection, event: StoredEvent, fact: f.TaskStatusChangedPayload
-) -> None:
+def _status_changed_touch(fact: f.TaskStatusChangedPayload) -> TaskTouch:
     values: dict[str, Any] = {"status": fact.status}
     if fact.progress is not None:
         values["progress"] = fact.progress
@@ -403,20 +454,29 @@ def _task_status_changed(
     if fact.status in TERMINAL_STATUSES:
         values["cancel_deadline"] = None  # nothing is left to wait for
         values["end_cause"] = fact.cause
-    _touch_task(conn, event, fact.task_id, **values)
+    return fact.task_id, values
+
+
+def _task_status_changed(
+    conn: Connection, event: StoredEvent, fact: f.TaskStatusChangedPayload
+) -> None:
+    task_id, values = _status_changed_touch(fact)
+    _touch_task(conn, event, task_id, **values)
+
+
+def _cancel_requested_touch(fact: f.TaskCancelRequestedPayload) -> TaskTouch:
+    return fact.task_id, {
+        "cancel_requested": True,
+        "cancel_reason": fact.reason,
+        "cancel_deadline": fact.cancel_deadline,
+    }
 
 
 def _task_cancel_requested(
     conn: Connection, event: StoredEvent, fact: f.TaskCancelRequestedPayload
 ) -> None:
-    _touch_task(
-        conn,
-        event,
-        fact.task_id,
-        cancel_requested=True,
-        cancel_reason=fact.reason,
-        cancel_deadline=fact.cancel_deadline,
-    )
+    task_id, values = _cancel_requested_touch(fact)
+    _touch_task(conn, event, task_id, **values)
 
 
 # --- interactions --------------------------------------------------------------------------
@@ -742,6 +802,7 @@ HANDLERS: Mapping[str, Handler] = dict(
         _on(f.AgentRejectedPayload, _agent_rejected),
         _on(f.AgentSettingsChangedPayload, _agent_settings_changed),
         _on(f.ConversationCreatedPayload, _conversation_created),
+        _on(f.ConversationAgentJoinedPayload, _conversation_agent_joined),
         _on(f.MessageCreatedPayload, _message_created),
         _on(f.TaskCreatedPayload, _task_created),
         _on(f.TaskChildCreatedPayload, _task_child_created),
@@ -759,13 +820,34 @@ HANDLERS: Mapping[str, Handler] = dict(
         _on(f.ToolCancelledPayload, _tool_cancelled),
         *governance.HANDLERS.items(),
         *provider_store.HANDLERS.items(),
+        *session_files.HANDLERS.items(),
         _on(f.ApprovalRequestedPayload, _approval_requested),
         _on(f.ApprovalDecidedPayload, _approval_decided),
     ]
 )
 """Which facts change which projections; a type not here is stored but not projected."""
 
-NOT_PROJECTED: frozenset[str] = frozenset({"binding.bound", "binding.expired", "binding.removed"})
+_TASK_TOUCHES: Mapping[str, Callable[[Any], TaskTouch]] = {
+    f.TaskAcceptedPayload.fact_type: _accepted_touch,
+    f.TaskStatusChangedPayload.fact_type: _status_changed_touch,
+    f.TaskCancelRequestedPayload.fact_type: _cancel_requested_touch,
+}
+"""The facts whose handler is exactly :func:`_touch_task` with these values (see
+:func:`task_touch`)."""
+
+NOT_PROJECTED: frozenset[str] = frozenset(
+    {
+        "binding.bound",
+        "binding.expired",
+        "binding.removed",
+        "activity.started",
+        "activity.output",
+        "activity.finished",
+        "activity.usage",
+    }
+)
 """Facts recorded for the log's readers only: no table follows them (a binding's row holds a
-secret the log never sees, so it is written beside its fact, not from it). Every fact of
+secret the log never sees, so it is written beside its fact, not from it; a transcript entry
+is read back from the log itself, by its task or conversation, and touching the task's row
+for every chunk of output would only add writes). Every fact of
 ``lineup.protocol.facts.FACTS`` is either here or in :data:`HANDLERS` (a test checks)."""

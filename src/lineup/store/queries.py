@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from json.scanner import make_scanner
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Select, Table, Text, and_, bindparam, cast, func, select
 from sqlalchemy.engine import Connection
@@ -166,6 +166,32 @@ def _event_of_row(row: Sequence[Any], _new: Any = object.__new__) -> StoredEvent
     return event
 
 
+class RawEvent(NamedTuple):
+    """A committed event as its row holds it, the payload still JSON text: what a replay
+    to people's apps needs to write a frame, which splices that text in rather than decode
+    it and encode it again (``event_of_raw`` gives the :class:`StoredEvent`)."""
+
+    id: str
+    workspace_id: str
+    type: str
+    actor: str
+    payload: str
+    occurred_at: int
+    conversation_id: str | None
+    task_id: str | None
+    correlation_id: str | None
+    sequence: int
+    recorded_at: int
+
+
+def event_of_raw(raw: RawEvent) -> StoredEvent:
+    """The :class:`StoredEvent` of ``raw``, its payload decoded."""
+    return _event_of_row(raw)
+
+
+_RAW_WIDTH = len(RawEvent._fields)
+
+
 @dataclass(frozen=True, slots=True)
 class SubjectPage:
     """A page of one subject's events (see :meth:`Reader.subject_events`)."""
@@ -227,9 +253,19 @@ class Reader:
         decoding (SQLite: ``json.loads``; PostgreSQL: asyncpg's JSONB codec, ``json.loads`` of
         the same text) spent most of its time around the scan.
         """
+        return [_event_of_row(row) for row in self._event_rows(workspace_id, after, limit)]
+
+    def read_raw_events(
+        self, workspace_id: str, after: int = 0, limit: int = 500
+    ) -> list[RawEvent]:
+        """:meth:`read_events` with each payload left as its stored JSON text."""
+        make = RawEvent._make
+        return [make(row[:_RAW_WIDTH]) for row in self._event_rows(workspace_id, after, limit)]
+
+    def _event_rows(self, workspace_id: str, after: int, limit: int) -> Sequence[Any]:
         limit = _limit(limit)
         params = {"workspace_id": workspace_id, "after": after, "until": after + limit}
-        rows = self._conn.execute(_READ_EVENT_RANGE, params).all()
+        rows = statements.tuples(self._conn, _READ_EVENT_RANGE, params)
         # The range holds the page whenever it is full (sequences are distinct integers) or
         # reaches the workspace's last sequence (no event is above it): then the plain query
         # would return the same rows. Otherwise (the log has a hole here) it is the plain one.
@@ -237,8 +273,8 @@ class Reader:
         # behind or off), planned the plain query as a scan of every event after ``after``
         # and a sort: 100 ms for each of an app's first pages after 100,000 missed events.
         if len(rows) < limit and not (rows and after + limit >= rows[0][-1]):
-            rows = self._conn.execute(_READ_EVENTS, {**params, "limit": limit}).all()
-        return [_event_of_row(row) for row in rows]
+            rows = statements.tuples(self._conn, _READ_EVENTS, {**params, "limit": limit})
+        return rows
 
     def subject_events(
         self,

@@ -121,6 +121,8 @@ class Message(_FromRow):
     task_id: str | None
     created_at: int
     sequence: int
+    author_name: str | None = None
+    """The author's name as the message was recorded with it (people's and imported ones)."""
 
 
 @dataclass(frozen=True)

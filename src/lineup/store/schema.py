@@ -95,21 +95,6 @@ event_subjects = Table(
 with each event, so a person can open the raw events behind anything they see. A projection
 of the log (a replay refills it); compaction deletes the rows of the events it deletes."""
 
-write_lock = Table(
-    "write_lock",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("batches", BigInteger, nullable=False, server_default="0"),
-)
-"""One row (id 1) that every writer transaction updates first.
-
-A batch may touch several workspaces in arrival order; two hub nodes could then lock two
-workspace rows in opposite orders and deadlock. Taking this row first orders every writer
-transaction across nodes, with plain SQL on both dialects. Migrations insert the row.
-"""
-
-WRITE_LOCK_ID = 1
-
 # --- projections -------------------------------------------------------------------------
 
 users = Table(
@@ -180,6 +165,7 @@ messages = Table(
     Column("conversation_id", ID, nullable=False),
     Column("author_kind", String(16), nullable=False),
     Column("author_id", ID, nullable=True),
+    Column("author_name", Text, nullable=True),
     Column("content", Text, nullable=False),
     Column("blocks", json_column_type(), nullable=True),
     Column("attachments", json_column_type(), nullable=True),
@@ -612,6 +598,45 @@ provider_changes = Table(
 PROJECTION_TABLES = (*PROJECTION_TABLES, provider_installs, provider_changes)
 PROJECTION_TABLES = (*PROJECTION_TABLES, event_subjects)
 
+# --- imported session files (projections) ----------------------------------------------------
+
+imported_sessions = Table(
+    "imported_sessions",
+    metadata,
+    Column("conversation_id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("session_id", String(200), nullable=False),
+    Column("header", json_column_type(), nullable=False),
+    Column("format_version", Integer, nullable=False),
+    Column("source_format", String(16), nullable=False),
+    Column("source_version", Integer, nullable=False),
+    Column("entry_count", Integer, nullable=False),
+    Column("leaf_id", String(200), nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+)
+"""A conversation that began as a session file (``session.imported``): the file's header,
+which its exports write again."""
+
+session_entries = Table(
+    "session_entries",
+    metadata,
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("conversation_id", ID, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Column("entry_id", String(200), nullable=False),
+    Column("parent_id", String(200), nullable=True),
+    Column("format_version", Integer, nullable=False),
+    Column("entry", json_column_type(), nullable=False),
+    Column("shown", Boolean, nullable=False),
+    PrimaryKeyConstraint("workspace_id", "conversation_id", "position"),
+)
+"""Every entry of an imported session file, every branch of it, at its place in the file
+(``position``; ``sequence`` is the event that recorded it): kept here rather than read back
+from the log, so that compacting the log never loses the branches nothing else holds."""
+
+PROJECTION_TABLES = (*PROJECTION_TABLES, imported_sessions, session_entries)
+
 provider_packages = Table(
     "provider_packages",
     metadata,
@@ -694,6 +719,31 @@ oauth_flows = Table(
 )
 """OAuth authorization-code flows under way: found by the hash of their ``state``, used once,
 ten minutes at most; the PKCE code verifier sealed."""
+
+
+hosted_agents = Table(
+    "hosted_agents",
+    metadata,
+    Column("agent_id", ID, primary_key=True),
+    Column("workspace_id", ID, _ws_fk(), nullable=False),
+    Column("engine", String(32), nullable=False),
+    Column("cwd", Text, nullable=False),
+    Column("api", String(32), nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("sealed_credential", Text, nullable=False),
+    Column("sealed_api_key", Text, nullable=True),
+    Column("created_by", String(100), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("project_id", ID, nullable=True),
+    Index("ix_hosted_agents_workspace_id", "workspace_id"),
+)
+"""Agents the hub runs itself (an engine in a working directory): what starts them again
+after a restart. ``project_id`` is the project whose conversations the agent works in (none:
+any conversation of the workspace). The agent's own credential and the model endpoint's key
+are sealed (``sealed.Keyring``): the hub opens them only to hand them to the engine host in
+memory. The agent itself is event-sourced like any other (``agent.paired``,
+``agent.confirmed``)."""
 
 
 # --- secrets and sessions (not event-sourced; only hashes are stored) ---------------------
@@ -831,7 +881,8 @@ leases = Table(
 )
 """Named, expiring leases: work that must run once across the cluster, and each node's own
 liveness (``node:<instance>``). A holder renews before ``expires_at``; anyone may take an
-expired lease. Writes go through the store's writer, whose write lock serialises them."""
+expired lease. Writes go through the store's writer in jobs that name no workspace, which run
+alone in the cluster (``lineup.store.write_locks``)."""
 
 agent_links = Table(
     "agent_links",

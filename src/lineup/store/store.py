@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -13,13 +13,17 @@ from sqlalchemy.exc import DBAPIError
 
 from lineup.protocol.errors import Unavailable
 from lineup.protocol.times import now_ms
-from lineup.store import eventlog
-from lineup.store.engines import Backend, create_backend, parse_url, ping
+from lineup.store import append_buffer, eventlog
+from lineup.store.engines import Backend, PostgresBackend, create_backend, parse_url, ping
 from lineup.store.eventlog import AppendResult, NewEvent, StoredEvent
 from lineup.store.migrations import upgrade_head
-from lineup.store.queries import Reader
+from lineup.store.queries import RawEvent, Reader
+from lineup.store.write_locks import scope_of
 from lineup.store.writer import (
+    DEFAULT_BATCH_SLICE,
     DEFAULT_MAX_BATCH,
+    DEFAULT_SHARDS,
+    SHARED_FACTS,
     Clock,
     CommitListener,
     Writer,
@@ -48,7 +52,8 @@ def database_url_from_env(
 
 
 class Store:
-    """Writes go through ``write`` (one writer, group commit); reads through ``read``."""
+    """Writes go through ``write`` (the writer: group commit, sharded by workspace); reads
+    through ``read``."""
 
     def __init__(self, url: URL, backend: Backend, writer: Writer) -> None:
         self.url = url
@@ -63,17 +68,33 @@ class Store:
         clock: Clock = now_ms,
         max_batch: int = DEFAULT_MAX_BATCH,
         read_pool_size: int = 4,
+        writer_connections: int = DEFAULT_SHARDS,
+        batch_slice: float = DEFAULT_BATCH_SLICE,
     ) -> Store:
-        """Connect (failing fast with ``Unavailable``) and start the writer; does not migrate."""
+        """Connect (failing fast with ``Unavailable``) and start the writer; does not migrate.
+
+        ``writer_connections`` is the writer's shards on PostgreSQL (SQLite has one writer);
+        ``batch_slice`` how long a batch runs before it commits early for another workspace
+        (``lineup.store.writer``)."""
         parsed = parse_url(url)
-        backend = create_backend(parsed, read_pool_size=read_pool_size)
+        backend = create_backend(
+            parsed, read_pool_size=read_pool_size, writer_connections=writer_connections
+        )
         try:
             await backend.run_reader(ping)
         except (DBAPIError, OSError) as exc:
             await backend.dispose()
             safe = parsed.render_as_string(hide_password=True)
             raise Unavailable(f"cannot reach the database at {safe}") from exc
-        writer = Writer(backend.run_writer, clock=clock, max_batch=max_batch)
+        if isinstance(backend, PostgresBackend):
+            append_buffer.flush_before_statements(backend.writer.sync_engine)
+        writer = Writer(
+            backend.run_writer,
+            clock=clock,
+            max_batch=max_batch,
+            shards=backend.writer_connections,
+            batch_slice=batch_slice,
+        )
         writer.start()
         return cls(parsed, backend, writer)
 
@@ -96,7 +117,14 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def write(self, fn: Callable[[WriteTx], T], lane: Hashable | None = None) -> Awaitable[T]:
+    def write(
+        self,
+        fn: Callable[[WriteTx], T],
+        lane: Hashable | None = None,
+        *,
+        workspace: str | None = None,
+        workspaces: Iterable[str] | None = None,
+    ) -> Awaitable[T]:
         """Run ``fn`` in the writer's next transaction; the result resolves once that committed.
 
         ``fn`` is a plain (synchronous) function of the transaction, run away from the event
@@ -110,12 +138,20 @@ class Store:
 
         Jobs of one ``lane`` (say, one agent's connection) run in order and share the writer
         fairly with other lanes; without one, the job is a lane of its own.
+
+        ``workspace`` / ``workspaces`` name every workspace ``fn`` writes, and then it writes
+        nothing else (appending elsewhere is refused): it runs beside other workspaces' jobs,
+        on this node and others. A job that names none may write anything — users, sessions,
+        rows of several workspaces it cannot name up front — and runs alone in the cluster
+        (``lineup.store.write_locks``).
         """
-        return self._writer.submit(fn, lane)
+        return self._writer.submit(fn, lane, scope_of(workspace, workspaces))
 
     async def append(self, event: NewEvent) -> AppendResult:
         """One event in its own job; to append several atomically, use ``write``."""
-        return await self.write(lambda tx: tx.append(event))
+        shared = event.type in SHARED_FACTS
+        workspace = None if shared else event.workspace_id
+        return await self.write(lambda tx: tx.append(event), workspace=workspace)
 
     async def rebuild_projections(self) -> int:
         """Empty the projections and replay the whole log; returns the number of events.
@@ -127,6 +163,11 @@ class Store:
         return self._writer.add_commit_listener(listener)
 
     @property
+    def writer_shards(self) -> int:
+        """Writer transactions this node runs at once (one on SQLite)."""
+        return self._writer.shards
+
+    @property
     def writer_stats(self) -> WriterStats:
         return replace(self._writer.stats)
 
@@ -134,6 +175,10 @@ class Store:
     def writer_queued(self) -> int:
         """Write jobs waiting for the writer's next batch."""
         return self._writer.queued
+
+    def writer_queued_for(self, workspace_id: str) -> int:
+        """Write jobs of one workspace waiting for the writer's next batch."""
+        return self._writer.queued_for(workspace_id)
 
     async def flush(self) -> None:
         await self._writer.flush()
@@ -159,6 +204,11 @@ class Store:
         self, workspace_id: str, after: int = 0, limit: int = 500
     ) -> list[StoredEvent]:
         return await self.read(lambda r: r.read_events(workspace_id, after, limit))
+
+    async def read_raw_events(
+        self, workspace_id: str, after: int = 0, limit: int = 500
+    ) -> list[RawEvent]:
+        return await self.read(lambda r: r.read_raw_events(workspace_id, after, limit))
 
     async def last_sequence(self, workspace_id: str) -> int:
         return await self.read(lambda r: r.last_sequence(workspace_id))

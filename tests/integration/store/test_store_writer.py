@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from lineup.protocol.errors import InvalidArgument, NotFound, Unavailable
 from lineup.protocol.ids import new_ulid
 from lineup.store import AppendResult, Store, StoredEvent, WriteTx
 from lineup.store.writer import DEFAULT_LANE_SHARE
+from tests.support.waiting import until_async
 
 from .factory import create_workspace, event, note
 
@@ -320,3 +323,201 @@ async def test_flush_waits_for_every_lane_queued_before_it(store: Store) -> None
     await asyncio.wait_for(store.flush(), DEADLINE)
     assert all(p.done() for p in pending)
     assert await store.last_sequence(ws) == 101
+
+
+@pytest.fixture
+async def sliced(database_url: str) -> AsyncIterator[Store]:
+    """One writer shard whose batches are sliced after every job while workspaces share it."""
+    opened = await Store.open(database_url, writer_connections=1, batch_slice=0)
+    try:
+        await opened.migrate()
+        yield opened
+    finally:
+        await opened.close()
+
+
+class _Gate:
+    """Holds the writer inside a job until released: SQLite's writer thread waits on an
+    event; on PostgreSQL the job waits for an advisory lock the gate holds."""
+
+    KEY = 424_243
+
+    def __init__(self, store: Store, database_url: str) -> None:
+        self.holding = threading.Event()
+        self._released = threading.Event()
+        self._engine = None if store.dialect == "sqlite" else create_async_engine(database_url)
+        self._lock: AsyncConnection | None = None
+
+    async def __aenter__(self) -> _Gate:
+        if self._engine is not None:
+            self._lock = await self._engine.connect()
+            await self._lock.execute(text(f"SELECT pg_advisory_lock({self.KEY})"))
+            await self._lock.commit()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.release()
+        if self._engine is not None:
+            await self._engine.dispose()
+
+    def hold(self, tx: WriteTx) -> None:
+        self.holding.set()
+        if self._engine is None:
+            self._released.wait(DEADLINE)
+        else:
+            tx.execute(text(f"SELECT pg_advisory_xact_lock({self.KEY})"))
+
+    async def release(self) -> None:
+        self._released.set()
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            await lock.execute(text(f"SELECT pg_advisory_unlock({self.KEY})"))
+            await lock.commit()
+            await lock.close()
+
+
+async def test_a_quiet_workspaces_request_cuts_a_flooders_batch_short_and_commits_next(
+    sliced: Store, database_url: str
+) -> None:
+    """Four agents of one workspace have 200 frames queued and a batch of them running when
+    a person's request of another workspace arrives: the running batch commits early, and
+    the request commits in the next batch beside at most one lane share of the flood; every
+    frame of the flood commits, each agent's in order."""
+    flooded, quiet = await create_workspace(sliced), await create_workspace(sliced)
+    commits: list[list[str]] = []
+    sliced.add_commit_listener(lambda events: commits.append([e.workspace_id for e in events]))
+
+    def append(ws: str, n: int, gate: _Gate | None = None) -> Callable[[WriteTx], AppendResult]:
+        def job(tx: WriteTx) -> AppendResult:
+            appended = tx.append(note(ws, n))
+            if gate is not None:
+                gate.hold(tx)
+            return appended
+
+        return job
+
+    async with _Gate(sliced, database_url) as gate:
+        flood = [
+            asyncio.ensure_future(
+                sliced.write(
+                    append(flooded, n, gate if n == 0 else None),
+                    lane=f"agent:{n % 4}",
+                    workspace=flooded,
+                )
+            )
+            for n in range(200)
+        ]
+        await until_async(gate.holding.is_set, "the flood's first batch to run")
+        request = asyncio.ensure_future(
+            sliced.write(append(quiet, 0), lane="user:b", workspace=quiet)
+        )
+        await until_async(lambda: sliced.writer_queued_for(quiet) == 1, "the request to queue")
+        await gate.release()
+        results = await asyncio.wait_for(asyncio.gather(*flood, request), DEADLINE)
+    mine = next(i for i, c in enumerate(commits) if quiet in c)
+    assert sum(len(c) for c in commits[:mine]) == 1, "the running batch should stop early"
+    assert len(commits[mine]) <= DEFAULT_LANE_SHARE + 1
+    assert sliced.writer_stats.batches_sliced >= 1
+    for lane in range(4):
+        sequences = [r.event.sequence for r in results[lane:200:4]]
+        assert sequences == sorted(sequences)
+    assert sorted(r.event.sequence for r in results[:200]) == list(range(2, 202))
+
+
+async def test_a_flood_alone_commits_in_full_batches(sliced: Store) -> None:
+    """Slices are for sharing: with nobody else waiting, a burst is not cut short."""
+    ws = await create_workspace(sliced)
+    before = sliced.writer_stats
+    await asyncio.wait_for(
+        asyncio.gather(
+            *(
+                sliced.write(lambda tx: tx.append(note(ws)), lane=f"agent:{n % 4}", workspace=ws)
+                for n in range(200)
+            )
+        ),
+        DEADLINE,
+    )
+    after = sliced.writer_stats
+    assert after.batches_sliced == before.batches_sliced
+    assert after.transactions_committed - before.transactions_committed <= 2
+
+
+async def test_a_task_read_in_a_batch_sees_what_the_jobs_before_it_did_and_not_what_was_undone(
+    store: Store,
+) -> None:
+    """A batch keeps the task rows it read; each report updates the kept row as it updates
+    the table, and a job rolled back leaves nothing of its own behind."""
+    ws = await create_workspace(store)
+    await store.append(event(ws, "task.created", {"taskId": "t1", "title": "Do it"}))
+
+    def report(progress: int, *, then_fail: bool = False) -> Any:
+        def job(tx: WriteTx) -> Any:
+            tx.append(
+                event(
+                    ws,
+                    "task.status_changed",
+                    {"taskId": "t1", "status": "running", "progress": progress},
+                    task_id="t1",
+                )
+            )
+            if then_fail:
+                raise InvalidArgument("changed its mind")
+            return progress
+
+        return job
+
+    def look(tx: WriteTx) -> tuple[str, int] | None:
+        task = tx.get_task(ws, "t1")
+        return None if task is None else (task.status, task.progress)
+
+    results = await _batch(
+        store, [look, report(10), look, report(99, then_fail=True), look, report(20), look]
+    )
+    assert results[0] == ("queued", 0)
+    assert results[2] == ("running", 10)
+    assert isinstance(results[3], InvalidArgument)
+    assert results[4] == ("running", 10)
+    assert results[6] == ("running", 20)
+    stored = await store.read(lambda r: r.get_task(ws, "t1"))
+    assert stored is not None and (stored.status, stored.progress) == ("running", 20)
+
+
+async def test_a_job_sees_the_events_the_jobs_before_it_in_its_batch_appended(
+    store: Store,
+) -> None:
+    """However the batch writes them (on PostgreSQL its appends are written together), a
+    later job's reads — by the store's queries or by its own SQL — find them."""
+    ws = await create_workspace(store)
+
+    def append(tx: WriteTx) -> int:
+        return tx.append(note(ws)).event.sequence
+
+    def look(tx: WriteTx) -> tuple[int, list[int], int]:
+        counted = tx.execute(
+            text("SELECT count(*) FROM events WHERE workspace_id = :ws"), {"ws": ws}
+        ).scalar_one()
+        return tx.last_sequence(ws), [e.sequence for e in tx.read_events(ws)], counted
+
+    results = await _batch(store, [append, append, look, append, look])
+    assert results[:2] == [2, 3] and results[3] == 4
+    assert results[2] == (3, [1, 2, 3], 3)
+    assert results[4] == (4, [1, 2, 3, 4], 4)
+    assert await store.last_sequence(ws) == 4
+
+
+async def test_an_append_a_job_undoes_with_its_own_savepoint_leaves_no_gap(store: Store) -> None:
+    """However the batch holds its appends, a savepoint the job rolls back takes the appends
+    made after it away, and the next append gets the sequence they had."""
+    ws = await create_workspace(store)
+
+    def job(tx: WriteTx) -> tuple[int, int]:
+        first = tx.append(note(ws, 1)).event.sequence
+        savepoint = tx.connection.begin_nested()
+        tx.append(note(ws, 2))
+        savepoint.rollback()
+        return first, tx.append(note(ws, 3)).event.sequence
+
+    assert await asyncio.wait_for(store.write(job), DEADLINE) == (2, 3)
+    stored = await store.read(lambda r: r.read_events(ws))
+    assert [(e.sequence, e.payload.get("n")) for e in stored[1:]] == [(2, 1), (3, 3)]
+    assert await store.last_sequence(ws) == 3
