@@ -7,8 +7,10 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from lineup import __version__
+from lineup.agent_cli import add_pair_options, run_pair
 
 HUB_MODULES = (
     "fastapi",
@@ -23,7 +25,18 @@ HUB_MODULES = (
 )
 """What the hub's commands import first (``lineup[hub]``): looked for, not imported, so the
 command line starts fast whichever command it runs."""
-HUB_COMMANDS = ("serve", "user", "secrets", "audit", "log", "credentials", "direct", "provider")
+HUB_COMMANDS = (
+    "serve",
+    "user",
+    "secrets",
+    "audit",
+    "log",
+    "credentials",
+    "direct",
+    "relay",
+    "provider",
+    "session",
+)
 """Commands that run the hub (direct mode embeds it): they need ``pip install 'lineup[hub]'``."""
 
 
@@ -76,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
         _add_hub_commands(commands)
         _add_provider_commands(commands)
     _add_agent_commands(commands)
+    _add_engine_commands(commands)
+    _add_hermes_commands(commands)
+    _add_mcp_command(commands)
     if missing is None:
         _add_direct_command(commands)
     else:
@@ -104,6 +120,18 @@ def missing_hub_dependency() -> str | None:
 def _add_direct_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``lineup direct``: an agent serving LineUp itself, no hub (seed 000 §3.1)."""
     from lineup.direct.cli import add_command
+    from lineup.direct.relay_cli import add_command as add_relay_command
+
+    add_command(commands)
+    add_relay_command(commands)
+
+
+def _add_mcp_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``lineup mcp``: LineUp as an MCP server, when the ``mcp`` extra is installed."""
+    if importlib.util.find_spec("mcp") is None:
+        commands.add_parser("mcp", help="(needs: pip install 'lineup[mcp]')", add_help=False)
+        return
+    from lineup.mcp._cli import add_command
 
     add_command(commands)
 
@@ -117,46 +145,54 @@ def _add_agent_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     agent = commands.add_parser("agent", help="agent-side commands")
     actions = agent.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
     pair = actions.add_parser("pair", help="redeem a pairing code and save the credentials")
-    pair.add_argument("--hub", required=True, help="the hub's address, e.g. http://host:8000")
-    pair.add_argument("--code", required=True, help="the one-time code shown in LineUp")
-    pair.add_argument("--name", default="my-agent", help="the agent's name in LineUp")
-    pair.add_argument("--credentials", type=Path, default=None, help="where to save them")
-    pair.add_argument(
-        "--tls-fingerprint",
-        default=None,
-        metavar="AB:CD:…",
-        help="pin the hub's certificate by its SHA-256 fingerprint (a self-signed hub)",
-    )
-    pair.add_argument("--tls-ca-file", default=None, metavar="PATH", help="trust this CA (PEM)")
-    pair.add_argument(
-        "--allow-insecure",
-        action="store_true",
-        help="allow plain http:// to another machine (a network you trust)",
-    )
+    add_pair_options(pair, default_name="my-agent")
     pair.set_defaults(func=_cmd_pair)
 
 
 def _cmd_pair(args: argparse.Namespace) -> int:
-    import asyncio
+    return run_pair(args)
 
-    from lineup.sdk import InsecureConnection, PairingFailed, pair
 
+def _add_hermes_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``lineup hermes install``: Hermes Agent's gateway as a LineUp agent (docs/hermes.md)."""
+    hermes = commands.add_parser("hermes", help="Hermes Agent: install the LineUp plugin")
+    actions = hermes.add_subparsers(dest="hermes_command", metavar="ACTION", required=True)
+    install = actions.add_parser(
+        "install",
+        help="put the LineUp plugin into a Hermes home, enable it, and pair with --code",
+    )
+    install.add_argument(
+        "--hermes-home", type=Path, default=None, help="default $HERMES_HOME or ~/.hermes"
+    )
+    install.add_argument("--hub", default=None, help="the hub's address, e.g. http://host:8000")
+    install.add_argument("--code", default=None, help="the one-time code shown in LineUp")
+    install.add_argument("--name", default="Hermes", help="the agent's name in LineUp")
+    install.set_defaults(func=_cmd_hermes_install)
+
+
+def _cmd_hermes_install(args: argparse.Namespace) -> int:
+    from lineup.bridges.hermes._install import hermes_home, install
+    from lineup.sdk import InsecureConnection, PairingFailed
+
+    if importlib.util.find_spec("gateway") is None:
+        print(
+            "error: Hermes Agent is not installed next to this lineup: run the `lineup` of "
+            "Hermes's own environment (pip install lineup there first)",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        config = asyncio.run(
-            pair(
-                args.hub,
-                args.code,
-                name=args.name,
-                credentials_path=args.credentials,
-                tls_fingerprint=args.tls_fingerprint,
-                ca_file=args.tls_ca_file,
-                allow_insecure=args.allow_insecure or None,
-            )
+        done = install(
+            hermes_home(args.hermes_home), hub_url=args.hub, code=args.code, name=args.name
         )
     except (PairingFailed, InsecureConnection, ValueError) as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 2
-    print(f"paired as agent {config.agent_id} in workspace {config.workspace_id}")
+    print(f"installed the LineUp plugin in {done.plugin_dir}, enabled in {done.config_file}")
+    if done.agent_id:
+        print(f"paired as agent {done.agent_id}; start the gateway: hermes gateway run")
+    else:
+        print("pair it: run this again with --hub URL --code CODE, then: hermes gateway run")
     return 0
 
 
@@ -268,7 +304,31 @@ def _cmd_provider_new(args: argparse.Namespace) -> int:
 def _add_hub_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from lineup.hub.cli import add_commands
 
-    add_commands(commands)
+    add_commands(commands, engine_host=_engine_host)
+
+
+def _engine_host(settings: Any) -> Any:
+    """What runs the hub's hosted agents: SDK agents driving engine processes, composed here
+    (the hub does not use the SDK)."""
+    from lineup.engines.hosting import EngineHosting
+
+    return EngineHosting.for_settings(settings)
+
+
+def _add_engine_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    engines = commands.add_parser("engines", help="the coding agents LineUp can host")
+    actions = engines.add_subparsers(dest="engines_command", metavar="ACTION", required=True)
+    actions.add_parser(
+        "doctor", help="which engines are installed, their versions, and how to add each"
+    ).set_defaults(func=_engines_doctor)
+
+
+def _engines_doctor(args: argparse.Namespace) -> int:
+    from lineup.engines.catalog import doctor_lines, runtimes, statuses
+
+    for line in doctor_lines(statuses(), set(runtimes(fake=False))):
+        print(line)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,16 +57,29 @@ def _free_port() -> int:
 class Hub:
     url: str
     log: Path
+    home: Path
+    """``LINEUP_HOME``, under which hosted engines may work (``LINEUP_ENGINE_ROOTS``)."""
 
 
 class HubProcess:
-    """``lineup serve`` on a fixed port and home, which a test may stop and start again."""
+    """``lineup serve`` on a fixed port and home, which a test may stop and start again;
+    ``command`` runs another composition of the hub instead (given ``--port``), with ``env``
+    added to its environment."""
 
-    def __init__(self, home: Path, port: int) -> None:
+    def __init__(
+        self,
+        home: Path,
+        port: int,
+        *,
+        command: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.home = home
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log = home / "hub.log"
+        self.command = command or [str(Path(sys.executable).parent / "lineup"), "serve"]
+        self.env = env or {}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Hub:
@@ -77,19 +90,22 @@ class HubProcess:
             "LINEUP_GRACE_PERIOD": "30",
             # one hub serves the whole session and every test pairs agents from 127.0.0.1
             "LINEUP_PAIRING_ATTEMPTS_PER_IP": "1000",
+            # hosted agents on the fake engine, working in directories under the home
+            "LINEUP_ENGINE_FAKE": "1",
+            "LINEUP_ENGINE_ROOTS": str(self.home),
         }
         for name in ("LINEUP_DATABASE_URL", "LINEUP_REDIS_URL", "LINEUP_PUBLIC_URL"):
             env.pop(name, None)
-        lineup = Path(sys.executable).parent / "lineup"
+        env.update(self.env)
         with self.log.open("a") as log:
             self.process = subprocess.Popen(
-                [str(lineup), "serve", "--port", str(self.port), "--log-level", "warning"],
+                [*self.command, "--port", str(self.port), "--log-level", "warning"],
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
         _wait_ready(self.process, self.url, self.log)
-        return Hub(self.url, self.log)
+        return Hub(self.url, self.log, self.home)
 
     def stop(self) -> None:
         if self.process is None:

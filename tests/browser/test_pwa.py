@@ -14,7 +14,7 @@ from tests.browser.conftest import PHONE, Hub, HubProcess, screenshot, start_tas
 def test_the_app_installs_and_opens_offline_with_the_last_known_inbox(
     hub_process: HubProcess, new_context: Any, make_person: Any
 ) -> None:
-    own_hub = Hub(hub_process.url, hub_process.log)
+    own_hub = Hub(hub_process.url, hub_process.log, hub_process.home)
     person = make_person("Ana", on=own_hub)
     agent = person.pair_agent("builder")
     started = start_task(person, agent)

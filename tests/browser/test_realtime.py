@@ -13,7 +13,7 @@ from tests.browser.conftest import Hub, HubProcess, screenshot, start_task
 def test_the_page_resumes_after_the_hub_restarts_without_a_reload(
     new_context: Any, make_person: Any, hub_process: HubProcess
 ) -> None:
-    here = Hub(hub_process.url, hub_process.log)
+    here = Hub(hub_process.url, hub_process.log, hub_process.home)
     person = make_person("Ana", on=here)
     agent = person.pair_agent("builder")
     started = start_task(person, agent, approval=False)

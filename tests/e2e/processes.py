@@ -26,8 +26,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class ChildProcess:
+    """A test's child process: killed as a crash would, or stopped as a person would."""
+
+    process: subprocess.Popen[bytes] | None
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
 @dataclass
-class HubProcess:
+class HubProcess(ChildProcess):
     home: Path
     database_url: str | None
     port: int = field(default_factory=free_port)
@@ -39,6 +59,8 @@ class HubProcess:
 
     tls: bool = False
     """Serve https with the self-signed certificate the hub makes (``--tls-self-signed``)."""
+    launcher: tuple[str, ...] = ()
+    """A command the hub is started under (a tracer); the hub is then its first child."""
 
     @property
     def url(self) -> str:
@@ -68,6 +90,7 @@ class HubProcess:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [
+                    *self.launcher,
                     LINEUP,
                     "serve",
                     "--port",
@@ -94,26 +117,12 @@ class HubProcess:
         except httpx.TransportError:
             return False
 
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-3000:] if self.log else ""
 
 
 @dataclass
-class AgentProcess:
+class AgentProcess(ChildProcess):
     hub_url: str
     state_dir: Path
     code: str | None = None
@@ -135,19 +144,6 @@ class AgentProcess:
                 env={**os.environ, **self.env},
             )
         return self
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
 
     def tail(self) -> str:
         path = self.state_dir / "agent.log"

@@ -20,7 +20,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 def test_help_lists_the_commands():
     result = _run("--help")
     assert result.returncode == 0
-    for command in ("serve", "version", "user", "demo-agent", "agent", "schemas"):
+    for command in ("serve", "version", "user", "demo-agent", "agent", "mcp", "schemas"):
         assert command in result.stdout
 
 

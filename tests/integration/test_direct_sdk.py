@@ -1,16 +1,20 @@
-"""Direct mode through the SDK (seed 000 §3.1): the same handler code runs against a
-hub and in direct mode, and only the configuration says which — with real sockets.
+"""Direct and relay mode through the SDK (seed 000 §3.1): the same handler code runs against
+a hub, in direct mode and in relay mode, and only the configuration says which — with real
+sockets.
 
-Both sides run the agent the same way, ``lineup.direct.run(agent)``. In hub mode the hub
+Every mode runs the agent the same way, ``lineup.direct.run(agent)``. In hub mode the hub
 runs in-process on a free port and the agent pairs with it; in direct mode the agent's own
-process serves LineUp and a person opens it with the token. Either
-way the person creates a task, the agent reports progress and asks for an approval, the
-person approves, and the task succeeds with the handler's summary.
+process serves LineUp and a person opens it with the token; in relay mode the agent's process
+hosts LineUp and the person's app reaches it through WuKongIM only (the relay test peer, the
+app the Python stand-in speaking the tunnel). Each way the person creates a task, the agent
+reports progress and asks for an approval, the person approves, and the task succeeds with
+the handler's summary and the file it uploaded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import socket
@@ -38,6 +42,8 @@ from lineup.sdk import (
     pair,
 )
 from tests.support.databases import sqlite_url
+from tests.support.relay_app import TunnelApp
+from tests.support.relay_peer import RelayPeer, relay_peer  # noqa: F401
 from tests.support.waiting import until_async
 
 TOKEN = "k7wq-3hxa-p2mn-t8rv-c4zd"
@@ -98,8 +104,34 @@ class Person:
         assert response.status_code == status, response.text
         return response.json()
 
+    async def open(self, url: str) -> bytes:
+        response = await self.http.get(url)
+        assert response.status_code == 200, response.text
+        return response.content
 
-async def the_story(person: Person, agent_id: str) -> None:
+
+@dataclass
+class RelayPerson:
+    """The same person, through the relay tunnel (3101/3102) instead of HTTP."""
+
+    app: TunnelApp
+    workspace_id: str
+
+    async def get(self, path: str) -> Any:
+        return await self.app.ok("GET", self.app.ws(path))
+
+    async def post(self, path: str, body: dict[str, Any], status: int = 200) -> Any:
+        return await self.app.ok("POST", self.app.ws(path), body, status)
+
+    async def open(self, url: str) -> bytes:
+        answer = await self.app.call("GET", url)
+        assert answer.status == 200, answer.body
+        if answer.headers.get("content-transfer-encoding") == "base64":
+            return base64.b64decode(answer.body)
+        return answer.body.encode()
+
+
+async def the_story(person: Person | RelayPerson, agent_id: str) -> None:
     async def online() -> bool:
         agents = (await person.get("/agents"))["agents"]
         return any(a["id"] == agent_id and a["status"] == "online" for a in agents)
@@ -131,9 +163,7 @@ async def the_story(person: Person, agent_id: str) -> None:
     # the artifact the agent uploaded opens for the person, from the hub (or the agent itself)
     (artifact,) = done["artifacts"]
     assert artifact["url"].startswith(f"/api/workspaces/{person.workspace_id}/files/")
-    opened = await person.http.get(artifact["url"])
-    assert opened.status_code == 200, opened.text
-    assert opened.content == MIGRATION_LOG
+    assert await person.open(artifact["url"]) == MIGRATION_LOG
 
 
 # --- a hub in this process, for the hub-mode side --------------------------------------------
@@ -233,6 +263,37 @@ async def test_the_same_handlers_run_in_direct_mode_from_configuration_alone(
     assert list(scratch.iterdir()) == [], "no history beyond the agent process"
     assert not (tmp_path / "state").exists(), "direct mode keeps the agent's state there too"
     assert agent.direct_endpoint is None
+
+
+async def test_the_same_handlers_run_in_relay_mode_from_configuration_alone(
+    relay_peer: RelayPeer,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LINEUP_HOME", str(tmp_path / "home"))
+    ana, bot = relay_peer.add_user("ana", name="Ana"), relay_peer.add_user("bot")
+    path = tmp_path / "creds.json"
+    relay = {"mode": "relay", "server": relay_peer.tcp, "api": relay_peer.api, "uid": bot.uid,
+             "token": bot.token, "people": [ana.uid]}  # fmt: skip
+    path.write_text(json.dumps(relay))
+
+    agent = build_agent(AgentConfig.load(path), tmp_path / "state")
+    assert agent.config.mode == "relay"
+    running = asyncio.create_task(direct.run(agent))
+    try:
+        await asyncio.wait_for(agent.serving(), DEADLINE)
+        app = await TunnelApp.open(relay_peer.ws, ana.uid, ana.token, bot.uid)
+        try:
+            person = RelayPerson(app, await app.find_workspace())
+            # the agent's id is the one its lasting hub gave it (identity.json), not the config's
+            (listed,) = (await person.get("/agents"))["agents"]
+            await the_story(person, listed["id"])
+        finally:
+            await app.close()
+    finally:
+        agent.stop()
+        await asyncio.wait_for(running, DEADLINE)
+    assert (tmp_path / "home" / "relay" / bot.uid / "hub" / "lineup.db").exists()
 
 
 async def test_a_busy_port_is_a_clear_error_and_leaves_nothing_behind(

@@ -1,5 +1,6 @@
 """The app's frame for a recorded event, written straight out, is byte for byte the
-text of the envelope the models build, whatever the event holds."""
+text of the envelope the models build, whatever the event holds; it is made once and shared
+by every receiver, and a replay batches those same frames."""
 
 from __future__ import annotations
 
@@ -7,11 +8,18 @@ import json
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy.dialects import sqlite
 
-from lineup.hub.client_gateway import encode_event
+from lineup.hub import client_gateway
+from lineup.hub.client_gateway import batch_texts, encode_event, encode_raw
 from lineup.hub.downlink import for_person
+from lineup.protocol.codec import Decoded, decode_frame
+from lineup.protocol.events import Sender
 from lineup.protocol.times import format_timestamp, ms_to_datetime
-from lineup.store import StoredEvent
+from lineup.store import RawEvent, StoredEvent, event_of_raw
+from lineup.store.jsontype import JSONText
 
 
 def _event(**fields: object) -> StoredEvent:
@@ -61,3 +69,81 @@ def test_times_are_written_as_format_timestamp_writes_them() -> None:
     for ms in times:
         written = json.loads(encode_event(_event(occurred_at=ms)))["occurredAt"]
         assert written == format_timestamp(ms_to_datetime(ms)), ms
+
+
+_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | _text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
+    max_leaves=12,
+)
+_id = st.from_regex(r"\A[A-Za-z0-9_.:\-]{1,16}\Z")  # an envelope's ids
+_ids = st.none() | _id
+
+
+@st.composite
+def _events(draw: st.DrawFn) -> StoredEvent:
+    return _event(
+        id=draw(_id),
+        actor=draw(_text),
+        payload=draw(st.dictionaries(_text, _json, max_size=5)),
+        conversation_id=draw(_ids),
+        task_id=draw(_ids),
+        correlation_id=draw(_ids),
+        sequence=draw(st.integers(1, 2**40)),
+    )
+
+
+def _raw(event: StoredEvent) -> RawEvent:
+    """As SQLite's row holds it: the payload as the store's JSON column type wrote it."""
+    text = JSONText().process_bind_param(event.payload, sqlite.dialect())
+    assert text is not None
+    return RawEvent(
+        event.id,
+        event.workspace_id,
+        event.type,
+        event.actor,
+        text,
+        event.occurred_at,
+        event.conversation_id,
+        event.task_id,
+        event.correlation_id,
+        event.sequence,
+        event.recorded_at,
+    )
+
+
+@given(_events())
+def test_the_shared_frame_is_each_receivers_own_encoding(event: StoredEvent) -> None:
+    first = encode_event(event)
+    # every follower of the event on the node writes the one text, made once
+    assert encode_event(event) is first
+    # …which is what each would have encoded for itself, and what a replay from the log writes
+    assert first == _model_text(event)
+    assert encode_raw(_raw(event)) == first
+    assert event_of_raw(_raw(event)) == event
+
+
+@given(st.lists(_events(), max_size=30), st.integers(1, 600))
+def test_batches_hold_the_frames_in_order_each_as_sent_alone(
+    events: list[StoredEvent], limit: int
+) -> None:
+    frames = [encode_event(e) for e in events]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(client_gateway, "BATCH_CHARS", limit)
+        texts = batch_texts(frames, "ws_1", 1_764_480_000_000)
+    batches = [json.loads(text) for text in texts]
+    assert [e for b in batches for e in b["payload"]["events"]] == [json.loads(f) for f in frames]
+    for batch, text in zip(batches, texts, strict=True):
+        assert batch["type"] == "client.batch" and batch["workspaceId"] == "ws_1"
+        inner = batch["payload"]["events"]
+        assert inner, "no empty batch"
+        held = sum(len(_compact(e)) for e in inner)
+        assert len(inner) == 1 or held <= limit
+        assert isinstance(decode_frame(text, Sender.HUB), Decoded)
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -5,13 +5,16 @@ serving LineUp itself when that is ``"mode": "direct"`` (:class:`DirectHost`, an
 ``AgentHost`` of :mod:`lineup.sdk`), else connected to its hub. ``lineup direct``
 (:mod:`lineup.direct.cli`) runs the demo agent — or your own — this way. The server is the
 hub's own application, embedded (:class:`EmbeddedHub`), configured for one agent and one
-person with a pre-shared token. This package uses only the SDK's public API.
+person with a pre-shared token. Relay mode (``"mode": "relay"``, :class:`RelayHost`) is the
+same embedded hub, kept between runs and reached through WuKongIM instead of a port
+(docs/relay-mode.md). This package uses only the SDK's public API.
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lineup.direct._host import DirectHost, loopback_host, people_urls, run
+    from lineup.direct._relay import RelayHost, relay_directory
     from lineup.direct._server import (
         DirectServerFailed,
         EmbeddedHub,
@@ -24,6 +27,8 @@ _FROM = {
     "loopback_host": "_host",
     "people_urls": "_host",
     "run": "_host",
+    "RelayHost": "_relay",
+    "relay_directory": "_relay",
     "DirectServerFailed": "_server",
     "EmbeddedHub": "_server",
     "RedactTokens": "_server",
@@ -47,8 +52,10 @@ __all__ = [
     "DirectServerFailed",
     "EmbeddedHub",
     "RedactTokens",
+    "RelayHost",
     "install_token_redaction",
     "loopback_host",
     "people_urls",
+    "relay_directory",
     "run",
 ]

@@ -82,7 +82,7 @@ class DirectHost:
                     )
                     agent.serving(endpoint)
                 elif serving in done:
-                    await _end(core, agent.stop)
+                    await end_agent(core, agent.stop)
                     raise DirectModeError(
                         f"The direct-mode server did not start: {serving.exception()}"
                     )
@@ -90,7 +90,7 @@ class DirectHost:
                     {core, server}, return_when=asyncio.FIRST_COMPLETED
                 )
                 if core not in finished:
-                    await _end(core, agent.stop)
+                    await end_agent(core, agent.stop)
                     raise DirectModeError(
                         "The direct-mode server stopped; the agent stopped with it."
                     )
@@ -98,18 +98,24 @@ class DirectHost:
             finally:
                 serving.cancel()
                 if not core.done():
-                    await _end(core, agent.stop)
+                    await end_agent(core, agent.stop)
         finally:
             await hub.stop()
 
 
 async def run(agent: Agent) -> None:
-    """Run ``agent`` in whichever mode its configuration says: connected to a hub, or in
-    direct mode serving LineUp itself (with :class:`DirectHost`)."""
+    """Run ``agent`` in whichever mode its configuration says: connected to a hub, in
+    direct mode serving LineUp itself (with :class:`DirectHost`), or in relay mode serving it
+    through WuKongIM (with :class:`~lineup.direct.RelayHost`)."""
+    if agent.config.relay is not None:
+        from lineup.direct._relay import RelayHost
+
+        await agent.run(host=RelayHost())
+        return
     await agent.run(host=DirectHost())
 
 
-async def _end(core: asyncio.Task[None], stop: Callable[[], None]) -> None:
+async def end_agent(core: asyncio.Task[None], stop: Callable[[], None]) -> None:
     """Stop the agent gently; cancel it if it does not stop (or had not started yet)."""
     stop()
     await asyncio.wait({core}, timeout=STOP_SECONDS)

@@ -44,7 +44,8 @@ class EmbeddedHub:
 
     ``bind()`` opens the listening socket at once (so a busy port is reported before anything
     starts, and port 0 is resolved); ``start()`` serves on it; ``stop()`` shuts down and
-    deletes the directory — the database with it.
+    deletes the directory — the database with it. Given a ``directory`` (relay mode's), the
+    data lives there and is kept: the next start opens the same database.
     """
 
     def __init__(
@@ -57,12 +58,14 @@ class EmbeddedHub:
         heartbeat_interval: float = 25.0,
         server_log_level: str = "warning",
         tls: ServedTls | None = None,
+        directory: Path | None = None,
     ) -> None:
         self.mode = mode
         self.tls = tls
         self.host = host
         self.requested_port = port
-        self.directory = Path(tempfile.mkdtemp(prefix="lineup-direct-"))
+        self.keep = directory is not None
+        self.directory = directory or Path(tempfile.mkdtemp(prefix="lineup-direct-"))
         self.settings = Settings(
             database_url=f"sqlite+aiosqlite:///{self.directory / 'hub' / 'lineup.db'}",
             home=self.directory / "hub",
@@ -179,7 +182,8 @@ class EmbeddedHub:
             raise DirectServerFailed(str(problem or "the embedded hub stopped while starting"))
 
     async def stop(self) -> None:
-        """Shut the server down (people's sockets are closed) and delete the data."""
+        """Shut the server down (people's sockets are closed) and delete the data (unless it
+        is kept)."""
         try:
             if self._server is not None and self._task is not None:
                 self._server.should_exit = True
@@ -193,7 +197,8 @@ class EmbeddedHub:
             if self._socket is not None:
                 self._socket.close()
                 self._socket = None
-            shutil.rmtree(self.directory, ignore_errors=True)
+            if not self.keep:
+                shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class _Server(uvicorn.Server):

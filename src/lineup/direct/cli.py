@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,22 +56,65 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the pre-shared token people enter (default: $LINEUP_DIRECT_TOKEN, else a random "
         "one, printed); at least 8 characters",
     )
-    direct.add_argument("--name", default="demo-agent", help="the agent's name")
     direct.add_argument(
         "--person", default=None, help="how you appear to the agent (default: your login name)"
     )
-    direct.add_argument(
+    add_agent_arguments(direct)
+    add_tls_arguments(direct)
+    direct.set_defaults(func=run)
+
+
+def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every command that serves one agent: which agent, and how it logs."""
+    parser.add_argument("--name", default="demo-agent", help="the agent's name")
+    parser.add_argument(
         "--module",
         default=None,
         metavar="PKG.MOD:FUNC",
         help="serve your own agent: FUNC(config) returns a lineup.sdk.Agent (default: the demo)",
     )
-    direct.add_argument(
+    parser.add_argument(
         "--work-seconds", type=float, default=1.0, help="the demo agent's pretend work per step"
     )
-    direct.add_argument("--log-level", default=environ.get("LINEUP_LOG_LEVEL", "info"))
-    add_tls_arguments(direct)
-    direct.set_defaults(func=run)
+    parser.add_argument("--log-level", default=os.environ.get("LINEUP_LOG_LEVEL", "info"))
+
+
+def configure_logging(level: str) -> None:
+    """The agent's log on stderr: stdout is for what people need to connect."""
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+
+
+async def serve(agent: Any, task_name: str, announce: Callable[[Any], None]) -> int | None:
+    """Run ``agent`` in the mode its configuration says until it stops (Ctrl-C, SIGTERM);
+    ``announce`` gets what ``agent.serving()`` gives once it serves. Returns the exit status
+    of a failure, ``None`` after a normal stop."""
+    from lineup.direct import run as run_agent
+    from lineup.sdk import ConnectionRefusedByHub, DirectModeError
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # not on Windows
+            loop.add_signal_handler(signum, agent.stop)
+    running = asyncio.create_task(run_agent(agent), name=task_name)
+    serving = asyncio.create_task(agent.serving(), name=f"{task_name}-serving")
+    await asyncio.wait({running, serving}, return_when=asyncio.FIRST_COMPLETED)
+    if serving.done() and not serving.cancelled() and serving.exception() is None:
+        announce(serving.result())
+    else:
+        serving.cancel()
+    try:
+        await running
+    except DirectModeError as problem:
+        log.error("%s", problem)
+        return 2
+    except ConnectionRefusedByHub as refusal:
+        log.error("%s", refusal)
+        return 3
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,20 +123,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from lineup.direct import run as run_agent
-    from lineup.sdk import (
-        AgentConfig,
-        ConnectionRefusedByHub,
-        DirectModeError,
-        DirectOptions,
-        new_direct_token,
-    )
+    from lineup.sdk import AgentConfig, DirectOptions, new_direct_token
 
-    logging.basicConfig(
-        level=str(args.log_level).upper(),
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(str(args.log_level))
     given = args.token or os.environ.get("LINEUP_DIRECT_TOKEN") or None
     try:
         options = DirectOptions(
@@ -110,34 +143,24 @@ async def main(args: argparse.Namespace) -> int:
     config = AgentConfig.for_direct(options)
     with tempfile.TemporaryDirectory(prefix="lineup-direct-reports-") as reports:
         try:
-            agent = _build_agent(args, config, Path(reports))
+            agent = build_agent(args, config, Path(reports))
         except (ImportError, AttributeError, TypeError, ValueError) as problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):  # not on Windows
-                loop.add_signal_handler(signum, agent.stop)
-        running = asyncio.create_task(run_agent(agent), name="lineup-direct")
-        serving = asyncio.create_task(agent.serving(), name="lineup-direct-serving")
-        await asyncio.wait({running, serving}, return_when=asyncio.FIRST_COMPLETED)
-        if serving.done() and not serving.cancelled() and serving.exception() is None:
-            _print_banner(agent.name, serving.result(), options.token, generated=given is None)
-        else:
-            serving.cancel()
-        try:
-            await running
-        except DirectModeError as problem:
-            log.error("%s", problem)
-            return 2
-        except ConnectionRefusedByHub as refusal:
-            log.error("%s", refusal)
-            return 3
+        failed = await serve(
+            agent,
+            "lineup-direct",
+            lambda endpoint: _print_banner(
+                agent.name, endpoint, options.token, generated=given is None
+            ),
+        )
+        if failed is not None:
+            return failed
     print("LineUp direct mode stopped; nothing was kept.", flush=True)
     return 0
 
 
-def _build_agent(args: argparse.Namespace, config: Any, reports: Path) -> Any:
+def build_agent(args: argparse.Namespace, config: Any, reports: Path) -> Any:
     from lineup.sdk import Agent
 
     if not args.module:

@@ -6,8 +6,10 @@ readable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class InteractionKind(StrEnum):
@@ -19,6 +21,9 @@ class InteractionKind(StrEnum):
 
 #: The answer id that carries free text when a choice allows "other".
 OTHER_OPTION_ID = "other"
+
+#: The option an approval's edited input goes with.
+APPROVE_OPTION_ID = "approve"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,15 +49,18 @@ class InteractionRequest:
     input_format: str | None = None  # input only: "text" | "email" | "url" | "number" | "integer"
     pattern: str | None = None  # input only: the whole answer must match
     expires_at_ms: int | None = None  # None: wait for the person as long as it takes
+    editable_input: bool = False  # approval only: the answer may carry the edited input
 
 
 @dataclass(frozen=True, slots=True)
 class InteractionResponse:
-    """The person's answer. ``text`` is the input, the "other" text, or an approval/review note."""
+    """The person's answer. ``text`` is the input, the "other" text, or an approval/review note;
+    ``input`` the action's input as the person edited it before allowing it."""
 
     option_id: str | None = None
     option_ids: tuple[str, ...] | None = None
     text: str | None = None
+    input: Mapping[str, Any] | None = field(default=None, hash=False)
 
 
 def default_approval_options() -> tuple[Option, ...]:

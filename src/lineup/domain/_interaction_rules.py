@@ -7,9 +7,12 @@ Import the public functions from ``lineup.domain.interactions``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from lineup.domain._interaction_model import (
+    APPROVE_OPTION_ID,
     OTHER_OPTION_ID,
     InteractionKind,
     InteractionRequest,
@@ -57,6 +60,7 @@ def validate_response(req: InteractionRequest, resp: InteractionResponse) -> Int
     """
     req = validate_request(req)
     option_id, option_ids, text = _answer_fields(resp)
+    edited = _edited_input(req, resp, option_id)
     if req.kind is _K.INPUT:
         if option_id is not None or option_ids is not None:
             raise _invalid("This question takes a typed answer, not an option.")
@@ -70,7 +74,24 @@ def validate_response(req: InteractionRequest, resp: InteractionResponse) -> Int
     _check_known(option_id, ids)
     if req.kind is _K.REVIEW and option_id == "request_changes" and not (text and text.strip()):
         raise _invalid("Say what should change: requesting changes needs a comment.")
-    return InteractionResponse(option_id=option_id, text=text)
+    return InteractionResponse(option_id=option_id, text=text, input=edited)
+
+
+def _edited_input(
+    req: InteractionRequest, resp: InteractionResponse, option_id: str | None
+) -> Mapping[str, Any] | None:
+    """The edited input an answer carries, checked: only for an editable approval, only
+    with its approving option, and only a JSON object."""
+    edited = resp.input
+    if edited is None:
+        return None
+    if not req.editable_input:
+        raise _invalid("This request's input cannot be edited; answer without an input.")
+    if option_id != APPROVE_OPTION_ID:
+        raise _invalid(f"An edited input goes with {APPROVE_OPTION_ID!r}: allow it, or deny.")
+    if not isinstance(edited, Mapping) or not all(isinstance(k, str) for k in edited):
+        raise _invalid("The edited input must be a JSON object.")
+    return edited
 
 
 def _check_common(req: InteractionRequest) -> None:
@@ -116,6 +137,11 @@ def _check_kind_fields(req: InteractionRequest) -> None:
     if req.kind is not _K.INPUT and (req.input_format is not None or req.pattern is not None):
         raise _invalid("Only an input question takes an input format or a pattern.")
     ids = {o.id for o in req.options}
+    if req.editable_input and (req.kind is not _K.APPROVAL or APPROVE_OPTION_ID not in ids):
+        raise _invalid(
+            f"Only an approval with an {APPROVE_OPTION_ID!r} option can offer its input for "
+            "editing."
+        )
     if req.kind is _K.APPROVAL and len(ids) < 2:
         raise _invalid("An approval needs at least two options, so the person can decline.")
     if req.kind is _K.REVIEW and ids != _REVIEW_IDS:

@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from lineup.hub import agent_logs, app_tools, commands
+from lineup.hub import agent_logs, app_tools, commands, transcript
 from lineup.hub.actors import AgentIdentity
 from lineup.hub.commands import Recorded, unconfirmed
 from lineup.hub.credentials import authenticate_agent
@@ -58,6 +58,20 @@ agent is confirmed, its settings): only later ones are sent, replayed or live.""
 class AgentConnection:
     """The socket's I/O around a :class:`~lineup.protocol.session.HubSession`: reads feed
     the session, what it queues is sent under one lock, the close it asks for is made."""
+
+    # slots: one per connection, for the connection's life (10,000 idle agents)
+    __slots__ = (
+        "_agent",
+        "_conversations",
+        "_send_lock",
+        "confirmed",
+        "connected_sequence",
+        "hub",
+        "identity",
+        "link",
+        "session",
+        "socket",
+    )
 
     def __init__(self, hub: HubState, socket: WebSocket, identity: AgentIdentity) -> None:
         self.hub = hub
@@ -130,7 +144,9 @@ class AgentConnection:
             )
             return done
 
-        recorded = await self.hub.recorder.run(connect, lane=identity.actor)
+        recorded = await self.hub.recorder.run(
+            connect, lane=identity.actor, workspace=identity.workspace_id
+        )
         self.connected_sequence = recorded.sequence
         self._agent = recorded.value
         self.confirmed = recorded.value.confirmed
@@ -202,8 +218,11 @@ class AgentConnection:
     async def receive_loop(self) -> None:
         """Read frames and handle them pipelined: each is handed to the writer in arrival
         order (so the log keeps the agent's order) without waiting for the previous commit;
-        at most ``IN_FLIGHT`` are unanswered at once."""
+        at most ``IN_FLIGHT`` are unanswered at once, and the workspace's agents on this node
+        share ``hub.in_flight``'s window. Beyond either, the socket is not read until frames
+        are answered: the agent is slowed, not refused."""
         window = asyncio.Semaphore(IN_FLIGHT)
+        shared, workspace = self.hub.in_flight, self.identity.workspace_id
         pending: set[asyncio.Task[None]] = set()
         link = self.link
 
@@ -215,6 +234,7 @@ class AgentConnection:
                 # the agent resends what it did not see acknowledged (the id makes it safe).
                 log.debug("agent %s: answer not delivered: %r", self.identity.agent_id, exc)
             finally:
+                shared.release(workspace)
                 window.release()
                 if link is not None:
                     link.in_flight -= 1
@@ -232,6 +252,11 @@ class AgentConnection:
                 if link is not None:  # not silent while the hub works on what it sent
                     link.in_flight += 1
                 await window.acquire()
+                try:
+                    await shared.acquire(workspace)
+                except BaseException:
+                    window.release()
+                    raise
                 task = asyncio.create_task(handle(data))
                 pending.add(task)
                 task.add_done_callback(pending.discard)
@@ -330,7 +355,7 @@ class AgentConnection:
                 fingerprint=digest,
             )
 
-        return await self.hub.recorder.run(job, lane=agent.actor)
+        return await self.hub.recorder.run(job, lane=agent.actor, workspace=agent.workspace_id)
 
 
 Handler = Callable[[Writing, AgentIdentity, Envelope, Any], Recorded]
@@ -341,9 +366,11 @@ _HANDLERS: dict[str, Handler] = {
         w, a, e.id, e.task_id, p
     ),
     "task.child_created": lambda w, a, e, p: commands.task_child_created(w, a, e.id, p),
+    "task.create": lambda w, a, e, p: commands.agent_task_created(w, a, e.id, e.conversation_id, p),
     "interaction.requested": lambda w, a, e, p: commands.interaction_requested(
         w, a, e.id, e.task_id, e.conversation_id, p
     ),
+    "interaction.cancel": lambda w, a, e, p: commands.interaction_withdrawn_by_agent(w, a, e.id, p),
     "artifact.created": lambda w, a, e, p: commands.artifact_created(
         w, a, e.id, e.task_id, e.conversation_id, p
     ),
@@ -354,6 +381,12 @@ _HANDLERS: dict[str, Handler] = {
         w, a, e.id, e.task_id, e.conversation_id, p
     ),
     "tool.cancel": lambda w, a, e, p: app_tools.cancel_call(w, a, e.id, p),
+    **{
+        kind: lambda w, a, e, p: transcript.activity_reported(
+            w, a, e.type, e.id, e.task_id, e.conversation_id, p
+        )
+        for kind in transcript.TYPES
+    },
 }
 
 
@@ -367,6 +400,11 @@ async def serve_agent(hub: HubState, socket: WebSocket) -> None:
         await socket.send_text(encode(ErrorFrame.from_error(exc)))
         await socket.close(CloseCode.UNAUTHENTICATED, "unauthenticated")
         return
+    # the handshake's headers were read (the middleware read theirs before): not kept for
+    # the connection's life (some 1.2 KiB a socket, 10,000 idle agents)
+    headers = socket.scope.get("headers")
+    if isinstance(headers, list):
+        headers.clear()
     connection = AgentConnection(hub, socket, identity)
     try:
         hello = await connection.handshake()
@@ -413,6 +451,7 @@ async def _disconnected(hub: HubState, connection: AgentConnection) -> None:
             await hub.recorder.run(
                 hub.cluster.offline_job(link.workspace_id, link.agent_id, link.last_beat_ms),
                 lane=connection.identity.actor,
+                workspace=link.workspace_id,
             )
         except LineupError:
             log.exception("could not record agent %s offline", link.agent_id)

@@ -49,6 +49,7 @@ async def keep(hub: HubState, agent: AgentIdentity, payload: AgentLogs) -> int:
             keep=ring,
         ),
         lane=agent.actor,
+        workspace=agent.workspace_id,
     )
 
 

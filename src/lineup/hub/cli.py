@@ -1,17 +1,18 @@
-"""``lineup serve``, ``lineup user create``, ``lineup secrets``, ``lineup audit`` and
-``lineup log compact``: the hub's part of the command line."""
+"""``lineup serve``, ``lineup user create``, ``lineup secrets``, ``lineup audit``,
+``lineup log compact`` and ``lineup session``: the hub's part of the command line."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import gc
 import getpass
 import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lineup.hub.config import Settings, lineup_home
@@ -26,10 +27,18 @@ from lineup.hub.tls import (
 
 if TYPE_CHECKING:
     from lineup.core.audit import Verification
+    from lineup.hub.hosted import EngineHost
     from lineup.hub.retention import Compaction
+    from lineup.hub.session_files import Exported, Imported
 
 
-def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    *,
+    engine_host: Callable[[Settings], EngineHost] | None = None,
+) -> None:
+    """``engine_host`` makes what runs the hub's hosted agents (``lineup.engines``): given by
+    ``lineup``'s command line, since the hub itself does not use the agent SDK."""
     serve = commands.add_parser("serve", help="start the hub (SQLite under LINEUP_HOME by default)")
     serve.add_argument("--host", default=os.environ.get("LINEUP_HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("LINEUP_PORT", "8000")))
@@ -43,8 +52,11 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=os.environ.get("LINEUP_LOG_FORMAT", "text"),
         help="json: one JSON object per line (LINEUP_LOG_FORMAT)",
     )
+    serve.add_argument(
+        "--no-engines", action="store_true", help="host no agents (engines) in this process"
+    )
     add_tls_arguments(serve)
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=_serve, engine_host=engine_host)
 
     user = commands.add_parser("user", help="manage people's accounts")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
@@ -98,6 +110,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     compact.set_defaults(func=_log_compact)
 
+    _add_session_commands(commands)
+
     creds = commands.add_parser(
         "credentials", help="what the hub holds to reach each provider's system (sealed)"
     )
@@ -120,7 +134,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from lineup.hub.app import create_app
+    from lineup.hub.app import AgentSocketFirst, create_app
     from lineup.hub.connections import raise_open_files_limit, uvicorn_options
     from lineup.hub.logs import configure  # JSON logs, request ids
 
@@ -145,10 +159,11 @@ def _serve(args: argparse.Namespace) -> int:
     if tls is not None:
         print(describe_tls(tls), flush=True)
     raise_open_files_limit()  # every connection is a file: the hard limit, not the soft one
-    app = create_app(settings)
+    make_host = None if args.no_engines else args.engine_host
+    app = create_app(settings, engine_host=make_host(settings) if make_host else None)
     _settle_garbage_collector()
     uvicorn.run(
-        app,
+        AgentSocketFirst(app),
         host=settings.host,
         port=settings.port,
         log_level=args.log_level.lower(),
@@ -199,6 +214,10 @@ def _lean_websockets() -> type[asyncio.Protocol] | str:
         return "auto"
 
     class LeanWebSocketsProtocol(WebSocketsSansIOProtocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.queue = _Inbox()  # type: ignore[assignment]
+
         def handle_connect(self, event: Any) -> None:
             super().handle_connect(event)
             self.request = None  # type: ignore[assignment]
@@ -209,10 +228,73 @@ def _lean_websockets() -> type[asyncio.Protocol] | str:
 
         async def send(self, message: Any) -> None:
             await super().send(message)
-            if self.handshake_complete:
+            if self.handshake_complete and self.response is not None:
                 self.response = None  # type: ignore[assignment]
+                _restart_parser(self.conn)
 
     return LeanWebSocketsProtocol
+
+
+class _Inbox:
+    """What uvicorn's protocol uses of the ``asyncio.Queue`` it keeps per socket for the
+    app's ``receive`` (one reader): ``put_nowait``, ``get`` and ``empty``. The queue's three
+    deques and its event were some 2.4 KiB of an idle socket; this holds a deque only while
+    something waits to be read, and a future only while the app waits."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[Any] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: Any) -> None:
+        if self._items is None:
+            self._items = collections.deque()
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> Any:
+        while not self._items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        items = self._items
+        item = items.popleft()
+        if not items:
+            self._items = None
+        return item
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items) if self._items else 0
+
+
+def _restart_parser(conn: Any) -> None:
+    """Parse frames with a parser that never saw the handshake: the server's parser reads
+    the HTTP request into a local and then parses frames in the same generator, so that
+    request and its headers (some 2.5 KiB) stayed alive in its frame for the socket's life.
+    Only while nothing is buffered (the client waits for the handshake's answer before it
+    sends a frame): the old parser then waits at the start of a frame, where the new one
+    starts too."""
+    from websockets.protocol import Protocol, State
+
+    reader = getattr(conn, "reader", None)
+    if (
+        getattr(conn, "state", None) is not State.OPEN
+        or reader is None
+        or reader.buffer
+        or reader.eof
+        or getattr(conn, "current_size", None) is not None
+    ):
+        return
+    conn.parser = Protocol.parse(conn)
+    next(conn.parser)
 
 
 def _user_create(args: argparse.Namespace) -> int:
@@ -385,6 +467,135 @@ def describe_compaction(done: Sequence[Compaction], *, dry_run: bool) -> list[st
     rate = f", {deleted / seconds:,.0f} events/s" if deleted and seconds > 0 else ""
     lines.append(f"{len(done)} workspaces: {verb} {deleted} events in {seconds:.2f} s{rate}")
     return lines
+
+
+def _add_session_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    session = commands.add_parser(
+        "session", help="a conversation as a session file (JSONL, docs/sessions.md)"
+    )
+    actions = session.add_subparsers(dest="session_command", metavar="ACTION", required=True)
+    export = actions.add_parser(
+        "export",
+        help="write a conversation as a session file",
+        description="Write the conversation as a session file (docs/sessions.md): its "
+        "messages, what its agents did, its cards and approvals, files as references.",
+    )
+    export.add_argument("--conversation", required=True, metavar="ID", help="its id (conv_…)")
+    export.add_argument("--out", default=None, help="file to write (default: standard output)")
+    export.set_defaults(func=_session_export)
+    load = actions.add_parser(
+        "import",
+        help="make a new conversation of a session file (LineUp's or Pi's)",
+        description="Record a session file (LineUp's, any version, or Pi's) as a new "
+        "conversation of a workspace, every branch kept; a file that cannot be read is "
+        "refused naming its first bad line.",
+    )
+    load.add_argument("file", help="the .jsonl file ('-': standard input)")
+    load.add_argument("--user", required=True, metavar="EMAIL", help="who imports it")
+    load.add_argument(
+        "--workspace", default=None, help="the workspace (default: the user's only one)"
+    )
+    load.add_argument("--project", default=None, metavar="ID", help="the project it goes in")
+    load.set_defaults(func=_session_import)
+
+
+def _session_export(args: argparse.Namespace) -> int:
+    try:
+        exported = asyncio.run(export_session(Settings.from_env(), args.conversation))
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 1
+    if args.out is None:
+        sys.stdout.buffer.write(exported.content)
+        sys.stdout.flush()
+        return 0
+    with open(args.out, "wb") as out:
+        out.write(exported.content)
+    lines = exported.content.count(b"\n")
+    print(f"wrote {args.conversation} to {args.out} ({lines} lines)")
+    return 0
+
+
+async def export_session(settings: Settings, conversation_id: str) -> Exported:
+    """The session file of a conversation, found in whichever workspace it is."""
+    from lineup.hub.session_files import export_conversation
+    from lineup.hub.state import HubState
+    from lineup.protocol.errors import NotFound
+    from lineup.store import Store
+    from lineup.store.session_files import conversation_workspace
+
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        workspace = await store.read(
+            lambda r: conversation_workspace(r.connection, conversation_id)
+        )
+        if workspace is None:
+            raise NotFound(f"No conversation {conversation_id!r} in this hub.")
+        hub = HubState.create(settings, store)
+        return await export_conversation(hub, workspace, conversation_id, None)
+    finally:
+        await store.close()
+
+
+def _session_import(args: argparse.Namespace) -> int:
+    try:
+        if args.file == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.file, "rb") as source:
+                data = source.read()
+        done = asyncio.run(
+            import_session_file(Settings.from_env(), data, args.user, args.workspace, args.project)
+        )
+    except Exception as exc:  # shown to a person at a terminal
+        print(f"error: {getattr(exc, 'message', str(exc))}", file=sys.stderr)
+        return 1
+    print(
+        f"imported {args.file} as conversation {done.conversation_id}: {done.entries} entries, "
+        f"{done.messages} messages shown, {done.branches} "
+        f"{'branch' if done.branches == 1 else 'branches'} (a {done.source_format} file, "
+        f"version {done.source_version})"
+    )
+    return 0
+
+
+async def import_session_file(
+    settings: Settings,
+    data: bytes,
+    email: str,
+    workspace_id: str | None,
+    project_id: str | None,
+) -> Imported:
+    """Record ``data`` as a new conversation of ``email``'s workspace (their only one when
+    ``workspace_id`` is None), as that person would by uploading it."""
+    from lineup.hub.accounts import normalise_email, person_in
+    from lineup.hub.session_files import import_session
+    from lineup.hub.state import HubState
+    from lineup.protocol.errors import InvalidArgument, NotFound
+    from lineup.store import Store
+
+    store = await Store.open(settings.database_url)
+    try:
+        await store.migrate()
+        user = await store.read(lambda r: r.get_user_by_email(normalise_email(email)))
+        if user is None:
+            raise NotFound(f"No account with the email {email!r}.")
+        if workspace_id is None:
+            theirs = await store.read(lambda r: r.list_user_workspaces(user.id))
+            if len(theirs) != 1:
+                names = ", ".join(w.workspace.id for w in theirs) or "none"
+                raise InvalidArgument(
+                    f"{email} is in {len(theirs)} workspaces ({names}); name one with --workspace."
+                )
+            workspace_id = theirs[0].workspace.id
+        hub = HubState.create(settings, store)
+        person = await person_in(hub, user, workspace_id)
+        return await import_session(hub, person, data, project_id=project_id)
+    finally:
+        await store.close()
 
 
 def _credentials_set(args: argparse.Namespace) -> int:

@@ -43,6 +43,7 @@ from lineup.protocol.interaction import Attachment, InteractionResponse
 from lineup.protocol.links import hub_file
 from lineup.store import AppendResult, Reader, records
 from lineup.store import governance as governance_store
+from lineup.store import hosted as hosted_store
 
 
 def derived_id(prefix: str, *parts: str) -> str:
@@ -197,6 +198,76 @@ def agents_conversation(
     return conversation_id
 
 
+def project_to_start_in(
+    read: Reader, person: Person, project_id: str, *, field: str = "projectId"
+) -> governance_store.Project:
+    """A project of this workspace the person may start work in: its owners and editors."""
+    project = governance_store.get_project(read.connection, person.workspace_id, project_id)
+    if project is None:
+        raise NotFound(
+            f"No project {project_id!r} in this workspace.",
+            details={"field": field, "projectId": project_id},
+        )
+    role = governance_store.project_role(read.connection, project_id, person.user_id)
+    if role not in ("owner", "editor"):
+        raise Forbidden(
+            f"Only the owners and editors of project {project.name!r} start work in it.",
+            details={"field": field, "projectId": project_id},
+        )
+    return project
+
+
+def hosted_agents_project(
+    read: Reader, workspace_id: str, agent_ids: list[str], asked: str | None
+) -> str | None:
+    """The project of a new conversation with these agents: the one asked for, else that of a
+    hosted agent among them — a hosted agent given a project works in that project's
+    conversations only, so its work has the project's rules, approvers and audit."""
+    homes = hosted_store.projects_of(read.connection, workspace_id, agent_ids)
+    chosen = asked
+    for agent_id in agent_ids:
+        home = homes.get(agent_id)
+        if home is None or home == chosen:
+            continue
+        if chosen is None:
+            chosen = home
+            continue
+        raise InvalidArgument(
+            f"{_agent_name(read, workspace_id, agent_id)} works in project "
+            f"{_project_name(read, workspace_id, home)!r} only; start the conversation there.",
+            details={
+                "field": "projectId" if asked is not None else "agentIds",
+                "agentId": agent_id,
+                "projectId": home,
+            },
+        )
+    return chosen
+
+
+def check_hosted_project(
+    read: Reader, workspace_id: str, agent_id: str, project_id: str | None, *, field: str
+) -> None:
+    """Work for a hosted agent given a project comes from that project's conversations."""
+    home = hosted_store.projects_of(read.connection, workspace_id, [agent_id]).get(agent_id)
+    if home is not None and home != project_id:
+        raise InvalidArgument(
+            f"{_agent_name(read, workspace_id, agent_id)} works in project "
+            f"{_project_name(read, workspace_id, home)!r} only; talk to it in one of that "
+            "project's conversations.",
+            details={"field": field, "agentId": agent_id, "projectId": home},
+        )
+
+
+def _agent_name(read: Reader, workspace_id: str, agent_id: str) -> str:
+    agent = read.get_agent(workspace_id, agent_id)
+    return agent.name if agent is not None else agent_id
+
+
+def _project_name(read: Reader, workspace_id: str, project_id: str) -> str:
+    project = governance_store.get_project(read.connection, workspace_id, project_id)
+    return project.name if project is not None else project_id
+
+
 # --- people ------------------------------------------------------------------------------
 
 
@@ -211,12 +282,9 @@ def create_conversation(
 ) -> Recorded:
     for agent_id in agent_ids:
         live_agent_in(w, person.workspace_id, agent_id)
+    project_id = hosted_agents_project(w.read, person.workspace_id, agent_ids, project_id)
     if project_id is not None:
-        role = governance_store.project_role(w.read.connection, project_id, person.user_id)
-        if governance_store.get_project(w.read.connection, person.workspace_id, project_id) is None:
-            raise NotFound(f"No project {project_id!r} in this workspace.")
-        if role not in ("owner", "editor"):
-            raise Forbidden("Only a project's owners and editors start conversations in it.")
+        project_to_start_in(w.read, person, project_id)
     conversation_id = (
         derived_id("conv", person.workspace_id, person.actor, event_id)
         if event_id
@@ -252,6 +320,24 @@ def post_message(
     target = message.target_agent_id
     if target is not None:
         live_agent_in(w, person.workspace_id, target)
+        check_hosted_project(
+            w.read,
+            person.workspace_id,
+            target,
+            conversation.project_id,
+            field="targetAgentId",
+        )
+        if target not in conversation.agent_ids:
+            # addressing an agent brings it into the conversation, so its replies belong here
+            w.append(
+                person.workspace_id,
+                facts.ConversationAgentJoinedPayload(
+                    conversation_id=conversation_id, agent_id=target
+                ),
+                actor=person.actor,
+                event_id=f"{event_id}.join" if event_id else None,
+                conversation_id=conversation_id,
+            )
     elif track_as_task:
         if not conversation.agent_ids:
             raise InvalidArgument("Choose the agent that should work on this task.")
@@ -315,8 +401,15 @@ def create_task(
         )
         conversation_id = created.value
     else:
-        conversation_in(w.read, person.workspace_id, conversation_id)
+        conversation = conversation_in(w.read, person.workspace_id, conversation_id)
         sight.check_acting(w.read, person, conversation_id)
+        check_hosted_project(
+            w.read,
+            person.workspace_id,
+            agent.id,
+            conversation.project_id,
+            field="targetAgentId",
+        )
     task_id = (
         derived_id("task", person.workspace_id, person.actor, event_id)
         if event_id
@@ -799,6 +892,53 @@ def task_child_created(
     return Recorded(result, child_id)
 
 
+def agent_task_created(
+    w: Writing,
+    agent: AgentIdentity,
+    event_id: str,
+    conversation_id: str | None,
+    task: ev.AgentTaskCreate,
+) -> Recorded:
+    """A task the agent starts itself, assigned to itself: in a conversation it is part of,
+    else in a new one titled like the task. It gets ``task.assigned`` like any other task."""
+    task_id = task.task_id or derived_id("task", agent.workspace_id, agent.actor, event_id)
+    if w.read.get_task(agent.workspace_id, task_id) is not None:
+        raise Conflict(f"A task {task_id!r} already exists.", details={"taskId": task_id})
+    if conversation_id is None:
+        conversation_id = derived_id("conv", agent.workspace_id, agent.actor, event_id)
+        w.append(
+            agent.workspace_id,
+            facts.ConversationCreatedPayload(
+                conversation_id=conversation_id,
+                title=task.title,
+                agent_ids=[agent.agent_id],
+                project_id=hosted_agents_project(
+                    w.read, agent.workspace_id, [agent.agent_id], None
+                ),
+            ),
+            actor=agent.actor,
+            event_id=f"{event_id}.conversation",
+            conversation_id=conversation_id,
+        )
+    else:
+        agents_conversation(w.read, agent, None, conversation_id)
+    result = w.append(
+        agent.workspace_id,
+        facts.TaskCreatedPayload(
+            task_id=task_id,
+            title=task.title,
+            target_agent_id=agent.agent_id,
+            created_by=agent.actor,
+            description=task.description or None,
+        ),
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        task_id=task_id,
+    )
+    return Recorded(result, task_id)
+
+
 def interaction_requested(
     w: Writing,
     agent: AgentIdentity,
@@ -836,6 +976,40 @@ def interaction_requested(
         task_id=task_id,
     )
     return Recorded(result, wire.id)
+
+
+def interaction_withdrawn_by_agent(
+    w: Writing, agent: AgentIdentity, event_id: str, cancel: ev.InteractionCancel
+) -> Recorded:
+    """The agent takes back its own open question; one already answered, expired or
+    withdrawn is a ``conflict`` naming what became of it (the answer stands)."""
+    row = w.read.get_interaction(agent.workspace_id, cancel.interaction_id)
+    if row is None:
+        raise NotFound(
+            f"No interaction {cancel.interaction_id!r} in this workspace.",
+            details={"interactionId": cancel.interaction_id},
+        )
+    if row.agent_id != agent.agent_id:
+        raise Forbidden(f"Interaction {row.id!r} was not asked by this agent.")
+    if row.status != "requested":
+        raise Conflict(
+            f"Interaction {row.id!r} is {row.status} already; it cannot be withdrawn.",
+            details={"reason": row.status, "interactionId": row.id},
+        )
+    result = w.append(
+        agent.workspace_id,
+        facts.InteractionCancelledPayload(
+            interaction_id=row.id,
+            reason=cancel.reason or "The agent withdrew the question.",
+            task_id=row.task_id,
+            target_agent_id=row.agent_id,
+        ),
+        actor=agent.actor,
+        event_id=event_id,
+        conversation_id=row.conversation_id,
+        task_id=row.task_id,
+    )
+    return Recorded(result, row.id)
 
 
 def artifact_created(

@@ -42,6 +42,9 @@ class Settings:
 
     database_url: str
     home: Path = field(default_factory=lineup_home)
+    writer_connections: int = 4
+    """``LINEUP_WRITER_CONNECTIONS``: on PostgreSQL, how many writer transactions (of
+    different workspaces) this node runs at once; SQLite has one writer."""
     redis_url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
@@ -68,6 +71,8 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()
     node_id: str = "node-1"
     pairing_attempts_per_ip: int = 10
+    workspace_in_flight: int = 256
+    """Frames of one workspace's agents a node works on at once (``lineup.hub.in_flight``)."""
     pairing_attempts_per_code: int = 5
     pairing_window: float = 60.0
     signin_attempts_per_ip: int = 20
@@ -170,6 +175,22 @@ class Settings:
     retention_interval: float = 3600.0
     """``LINEUP_RETENTION_INTERVAL``: seconds between the monitor's compaction passes."""
 
+    # --- hosted engines (lineup.engines) ---
+    engine_roots: tuple[Path, ...] = field(default_factory=lambda: (Path.home(),))
+    """``LINEUP_ENGINE_ROOTS`` (``:``-separated): the directories hosted engines may work in
+    (a working directory outside them, or a symlink out of them, is refused)."""
+    engine_cap: int = 4
+    """``LINEUP_ENGINE_CAP``: at most this many engine processes at once."""
+    engine_idle_seconds: float = 600.0
+    """``LINEUP_ENGINE_IDLE_SECONDS``: an engine process idle this long is stopped (the next
+    message starts it again, with the conversation so far)."""
+    engine_context_tokens: int = 24_000
+    """``LINEUP_ENGINE_CONTEXT_TOKENS``: the budget of what a (re)started engine session is
+    given of its conversation (recent turns, a summary of older ones, pinned references)."""
+    engine_fake: bool = False
+    """``LINEUP_ENGINE_FAKE``: offer the fake engine (LineUp's scriptable test engine, which
+    needs no model and only echoes) to people creating hosted agents; off unless set to 1."""
+
     def __post_init__(self) -> None:
         if self.agent_log_lines < 1:
             raise ValueError("LINEUP_AGENT_LOG_LINES must be at least 1")
@@ -207,6 +228,7 @@ class Settings:
         values: dict[str, object] = {
             "home": home,
             "database_url": database_url_from_env(home),
+            "writer_connections": max(1, int(os.environ.get("LINEUP_WRITER_CONNECTIONS") or 4)),
             "redis_url": os.environ.get("LINEUP_REDIS_URL") or None,
             "public_url": os.environ.get("LINEUP_PUBLIC_URL") or None,
             "heartbeat_interval": _seconds("LINEUP_HEARTBEAT_INTERVAL", 25.0),
@@ -220,6 +242,8 @@ class Settings:
             ),
             "node_id": os.environ.get("LINEUP_NODE_ID", "node-1"),
             "pairing_attempts_per_ip": int(os.environ.get("LINEUP_PAIRING_ATTEMPTS_PER_IP", "10")),
+            "workspace_in_flight": int(os.environ.get("LINEUP_WORKSPACE_IN_FLIGHT") or 256),
+            "signin_attempts_per_ip": int(os.environ.get("LINEUP_SIGNIN_ATTEMPTS_PER_IP") or 20),
             "artifact_max_bytes": int(
                 os.environ.get("LINEUP_ARTIFACT_MAX_BYTES") or 10 * 1024 * 1024
             ),
@@ -249,6 +273,7 @@ class Settings:
             ),
             **_provider_env(),
             **_retention_env(),
+            **_engine_env(),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
@@ -273,6 +298,19 @@ def _provider_env() -> dict[str, object]:
         "provider_dev_keys": path("LINEUP_PROVIDER_DEV_KEYS"),
         "provider_config": config,
         "provider_health_interval": _seconds("LINEUP_PROVIDER_HEALTH_INTERVAL", 300.0),
+    }
+
+
+def _engine_env() -> dict[str, object]:
+    from lineup.engines.process import engine_roots
+
+    env = os.environ
+    return {
+        "engine_roots": engine_roots(env),
+        "engine_cap": max(1, int(env.get("LINEUP_ENGINE_CAP") or 4)),
+        "engine_idle_seconds": float(env.get("LINEUP_ENGINE_IDLE_SECONDS") or 600),
+        "engine_context_tokens": max(1000, int(env.get("LINEUP_ENGINE_CONTEXT_TOKENS") or 24_000)),
+        "engine_fake": env.get("LINEUP_ENGINE_FAKE", "").strip().lower() in ("1", "true", "yes"),
     }
 
 

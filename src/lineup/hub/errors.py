@@ -59,6 +59,16 @@ def _validation_message(exc: RequestValidationError) -> tuple[str, list[dict[str
     return f"The request is not valid — {where}{first['problem']}{more}", problems[:20]
 
 
+def _body_field(exc: RequestValidationError) -> str | None:
+    """The first problem's dotted path, when it lies in the request's body."""
+    for item in exc.errors():
+        location = [str(part) for part in item.get("loc", ())]
+        if location[:1] == ["body"] and len(location) > 1:
+            return ".".join(location[1:])
+        return None
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(LineupError)
     async def _lineup(_: Request, exc: LineupError) -> JSONResponse:
@@ -71,7 +81,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         message, problems = _validation_message(exc)
-        return error_response(InvalidArgument(message, details={"problems": problems}))
+        details: dict[str, Any] = {"problems": problems}
+        field = _body_field(exc)
+        if field:  # a form shows the refusal on the field the body names
+            details["field"] = field
+        return error_response(InvalidArgument(message, details=details))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

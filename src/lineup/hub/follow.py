@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from lineup.hub.fanout import QUEUE_LIMIT, Broker, Ephemeral, Item, Subscription
-from lineup.store import Store, StoredEvent
+from lineup.store import RawEvent, Store, StoredEvent
 
 log = logging.getLogger("lineup.hub.follow")
 
@@ -29,6 +29,8 @@ PAGE = 1000
 
 SendEvent = Callable[[StoredEvent], Awaitable[bool | None]]
 """Sends one event; may return False when it chose not to (not the agent's business)."""
+SendPage = Callable[[list[RawEvent]], Awaitable[None]]
+"""Sends a page of the log read back, in order (each payload still its stored JSON text)."""
 SendEphemeral = Callable[[Ephemeral], Awaitable[None]]
 Relevant = Callable[[StoredEvent], bool]
 """False when ``send`` would surely decline the event: it is then skipped without an await.
@@ -42,6 +44,7 @@ class Follower:
         "_relevant",
         "_send",
         "_send_ephemeral",
+        "_send_page",
         "_started",
         "_stopped",
         "_task",
@@ -63,6 +66,7 @@ class Follower:
         send_ephemeral: SendEphemeral | None = None,
         *,
         relevant: Relevant | None = None,
+        send_page: SendPage | None = None,
     ) -> None:
         self.store = store
         self.broker = broker
@@ -71,6 +75,7 @@ class Follower:
         self._send = send
         self._send_ephemeral = send_ephemeral
         self._relevant = relevant
+        self._send_page = send_page
         self.subscription: Subscription | None = None
         self.replayed = 0
         # live items not yet handled: made when needed, dropped once drained
@@ -91,6 +96,9 @@ class Follower:
         return self.last
 
     async def _backfill(self, until: int | None) -> None:
+        if self._send_page is not None:
+            await self._backfill_pages(until)
+            return
         # the next page is read while this one is sent (100,000 missed events are
         # a hundred pages; reading and sending overlap instead of taking turns)
         ahead: asyncio.Future[list[StoredEvent]] | None = None
@@ -114,6 +122,46 @@ class Follower:
                     await self._deliver(event)
                     self.replayed += 1
                 if len(page) < PAGE:
+                    return
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ahead
+
+    async def _backfill_pages(self, until: int | None) -> None:
+        """:meth:`_backfill` a page at a time, for ``send_page``: a replay to a person's app
+        writes each stored payload's text into its frame as it is, and (when the app takes
+        them) many frames a message; the frame built per event and written per message was
+        most of the time an app that missed 100,000 events waited."""
+        send_page = self._send_page
+        assert send_page is not None
+        read = self.store.read_raw_events
+        ahead: asyncio.Future[list[RawEvent]] | None = None
+        try:
+            while until is None or self.last < until:
+                if ahead is not None:
+                    page, ahead = await ahead, None
+                else:
+                    page = await read(self.workspace_id, after=self.last, limit=PAGE)
+                full = len(page) == PAGE
+                if full and (until is None or page[-1].sequence < until):
+                    ahead = asyncio.ensure_future(
+                        read(self.workspace_id, after=page[-1].sequence, limit=PAGE)
+                    )
+                last = self.last
+                if page and page[0].sequence <= last:
+                    page = [raw for raw in page if raw.sequence > last]
+                past = until is not None and bool(page) and page[-1].sequence > until
+                if until is not None and past:
+                    page = [raw for raw in page if raw.sequence <= until]
+                if page:
+                    self.last = page[-1].sequence
+                    if self.subscription is not None:
+                        self.subscription.cursor = self.last
+                    await send_page(page)
+                    self.replayed += len(page)
+                if past or not full:
                     return
         finally:
             if ahead is not None:

@@ -9,10 +9,12 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from fastapi import FastAPI
 
 from lineup import __version__
+from lineup.hub import hosted as hosted_agents
 from lineup.hub.api import direct as direct_api
 from lineup.hub.config import Settings
 from lineup.hub.governance import providers as governance_providers
@@ -28,13 +30,15 @@ log = logging.getLogger("lineup.hub")
 
 
 def hub_lifespan(
-    settings: Settings, clock: Clock
+    settings: Settings, clock: Clock, engine_host: Any = None
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     """The lifespan of an app serving ``settings``: it puts its ``HubState`` on ``app.state``."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = await Store.open(settings.database_url)
+        store = await Store.open(
+            settings.database_url, writer_connections=settings.writer_connections
+        )
         try:
             await store.migrate()
             keyring = await _open_secrets(settings, store)
@@ -42,6 +46,7 @@ def hub_lifespan(
             await store.close()
             raise
         hub = HubState.create(settings, store, clock, keyring)
+        hub.engine_host = engine_host
         app.state.hub = hub
         if settings.direct is not None:  # its workspace, person, agent
             await direct_api.prepare(hub, settings.direct)
@@ -52,10 +57,16 @@ def hub_lifespan(
             await hub.governance.start()
         monitor = asyncio.create_task(clockwork.run(), name="lineup-monitor")
         notifier = _start_notifications(hub)
+        hosted = await hosted_agents.start_all(hub)
+        if hosted:
+            log.info("hosting %d agents", hosted)
         log.info("LineUp hub %s ready (%s)", __version__, store.dialect)
         try:
             yield
         finally:
+            if engine_host is not None:  # first: its agents and engines stop before the hub
+                with contextlib.suppress(Exception):
+                    await engine_host.close()
             monitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await monitor

@@ -115,8 +115,7 @@ class RequestContext:
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        given = _header(scope, b"x-request-id")
-        rid = given if given and len(given) <= 128 else new_ulid()
+        rid = request_id_of(scope)
         token = request_id.set(rid)
         try:
             if kind == "websocket":
@@ -136,6 +135,12 @@ class RequestContext:
             await self.app(scope, receive, send_with_id)
         finally:
             request_id.reset(token)
+
+
+def request_id_of(scope: Scope) -> str:
+    """The caller's ``X-Request-Id`` when it sent a usable one, else a new id."""
+    given = _header(scope, b"x-request-id")
+    return given if given and len(given) <= 128 else new_ulid()
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -195,7 +195,8 @@ class Monitor:
         try:
             # unless another node holds the agent by now
             await self.hub.recorder.run(
-                self.hub.cluster.offline_job(workspace_id, agent_id, last_beat_ms)
+                self.hub.cluster.offline_job(workspace_id, agent_id, last_beat_ms),
+                workspace=workspace_id,
             )
         except LineupError:
             log.exception("could not record agent %s offline", agent_id)

@@ -106,9 +106,18 @@ class Recorder:
         self.store = store
         self.clock = clock
 
-    async def run(self, job: Callable[[Writing], T], lane: Hashable | None = None) -> T:
+    async def run(
+        self,
+        job: Callable[[Writing], T],
+        lane: Hashable | None = None,
+        *,
+        workspace: str | None = None,
+    ) -> T:
         """Run ``job`` in the writer's next transaction; returns once that has committed.
 
         ``lane`` groups one sender's jobs (see ``Store.write``), so one busy agent gets its
-        share of the writer and no more."""
-        return await self.store.write(lambda tx: job(Writing(tx, self.clock)), lane)
+        share of the writer and no more. ``workspace``, when the job writes that workspace's
+        rows and nothing else, lets it commit beside other workspaces' jobs."""
+        return await self.store.write(
+            lambda tx: job(Writing(tx, self.clock)), lane, workspace=workspace
+        )

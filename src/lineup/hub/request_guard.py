@@ -24,9 +24,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lineup.core.package import MAX_PACKAGE_BYTES
 from lineup.hub.api.files import UPLOAD_PATH
+from lineup.hub.api.session_files import IMPORT_PATH
 from lineup.hub.config import Settings
 from lineup.hub.errors import error_response
 from lineup.protocol.errors import InvalidArgument, PayloadTooLarge
+from lineup.protocol.session_file import MAX_FILE_BYTES
 
 LARGER_BODIES: tuple[tuple[re.Pattern[str], Callable[[Settings], int]], ...] = (
     (re.compile(re.escape(UPLOAD_PATH)), lambda settings: settings.artifact_max_bytes),
@@ -34,6 +36,7 @@ LARGER_BODIES: tuple[tuple[re.Pattern[str], Callable[[Settings], int]], ...] = (
         re.compile(r"/api/workspaces/[^/]+/providers/packages"),
         lambda settings: max(settings.max_body_bytes, MAX_PACKAGE_BYTES),
     ),
+    (re.compile(IMPORT_PATH), lambda settings: max(settings.max_body_bytes, MAX_FILE_BYTES)),
 )
 """Routes (whole-path patterns) that take bodies over the hub's limit
 (``LINEUP_MAX_BODY_BYTES``), each with its own limit, from the settings. Add an upload route
@@ -76,7 +79,7 @@ def _nul(where: str) -> InvalidArgument:
     )
 
 
-def _nul_in_address(scope: Scope) -> str | None:
+def nul_in_address(scope: Scope) -> str | None:
     if "\x00" in scope["path"]:
         return "path"
     query = scope.get("query_string", b"")
@@ -116,7 +119,7 @@ class RequestGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        where = _nul_in_address(scope)
+        where = nul_in_address(scope)
         if where is not None:
             if scope["type"] == "websocket":  # refused before the handshake: HTTP 403
                 await send({"type": "websocket.close", "code": 1008})

@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 from lineup.hub.config import Settings
-from lineup.store import Store, bindings, governance
+from lineup.store import Store, bindings, governance, hosted
 from lineup.store.notifications import reseal_secrets
 from lineup.store.sealed import Keyring, UnreadableSecret, new_key_text
 
@@ -65,6 +65,7 @@ async def reseal_stored(settings: Settings, store: Store) -> tuple[Keyring, int]
                 reseal_secrets(tx.connection, keyring)
                 + governance.reseal_credentials(tx.connection, keyring)
                 + bindings.reseal(tx.connection, keyring)
+                + hosted.reseal(tx.connection, keyring)
             )
         )
     except UnreadableSecret as exc:

@@ -18,7 +18,7 @@ from typing import Any
 
 from lineup.hub.actors import Person
 from lineup.protocol.errors import Forbidden, NotFound
-from lineup.store import Reader, StoredEvent
+from lineup.store import RawEvent, Reader, StoredEvent, event_of_raw
 from lineup.store import governance as gov_store
 
 ACTING_ROLES = frozenset({"owner", "editor"})
@@ -91,6 +91,15 @@ class Sight:
         self._observe(event)
         return self.shows(event)
 
+    def sees_raw(self, raw: RawEvent) -> bool:
+        """:meth:`sees` for an event read back with its payload as text, which is decoded
+        only for the few types whose payload the sight reads (a replay judges 100,000)."""
+        if raw.type in READS_PAYLOAD:
+            return self.sees(event_of_raw(raw))
+        if self.everything:
+            return True
+        return self.sees_project(self.project_of(raw.conversation_id, raw.task_id))
+
     def shows(self, event: StoredEvent) -> bool:
         """Whether the person sees ``event``, judged by what the sight knows now, without
         learning from it: for reading back events out of the log's order."""
@@ -155,6 +164,9 @@ found by their conversation or task."""
 PERSONAL_FACTS = frozenset({"binding.bound", "binding.expired", "binding.removed"})
 """Facts about one person's own accounts on outside systems (``userId``): seen by that person
 alone; the audit chain keeps them for the operator."""
+
+READS_PAYLOAD = WATCHED | PROJECT_FACTS | PERSONAL_FACTS
+"""The types whose payload :meth:`Sight.sees` reads; of the others it reads the ids alone."""
 
 
 def visible_project(read: Reader, person: Person, project_id: str) -> gov_store.Project:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineup.hub.config import Settings
 from lineup.hub.fanout import Broker
+from lineup.hub.in_flight import InFlight
 from lineup.hub.live_sessions import LiveSessions
 from lineup.hub.presence import Presence
 from lineup.hub.ratelimit import AttemptLimiter, FailureBackoff
@@ -50,6 +51,8 @@ class HubState:
     broker: Broker
     recorder: Recorder
     presence: Presence = field(default_factory=Presence)
+    in_flight: InFlight = field(default_factory=InFlight)
+    """The frames of each workspace's agents this node works on (``lineup.hub.in_flight``)."""
     live_sessions: LiveSessions = field(default_factory=LiveSessions)
     clock: Clock = now_ms
     limits: Limits | None = None
@@ -62,6 +65,11 @@ class HubState:
     metrics: Metrics = None  # type: ignore[assignment]
     governance: Governance = None  # type: ignore[assignment]
     """Capabilities, approvals and executions (``lineup.hub.governance``)."""
+    engine_host: Any = None
+    """Runs hosted agents (a ``lineup.hub.hosted.EngineHost``), when the hub was composed
+    with one (``lineup serve``); None: this hub hosts no engines."""
+    engine_statuses: tuple[float, tuple[Any, ...]] | None = None
+    """What the engine host last said of its engines, and when (``time.monotonic``)."""
 
     @property
     def leases(self) -> LeaseBook:
@@ -91,6 +99,7 @@ class HubState:
             store=store,
             broker=broker,
             recorder=Recorder(store, clock),
+            in_flight=InFlight(settings.workspace_in_flight),
             clock=clock,
             limits=Limits.from_settings(settings, clock),
             started_ms=clock(),

@@ -60,6 +60,7 @@ def interaction_request(wire: Interaction) -> domain.InteractionRequest:
         input_format=wire.format.value if wire.format else None,
         pattern=wire.pattern,
         expires_at_ms=datetime_to_ms(wire.expires_at) if wire.expires_at else None,
+        editable_input=wire.editable_input is not None,
     )
 
 
@@ -82,6 +83,7 @@ def response_to_domain(response: InteractionResponse) -> domain.InteractionRespo
         option_id=response.option_id,
         option_ids=tuple(response.option_ids) if response.option_ids is not None else None,
         text=response.text,
+        input=response.input,
     )
 
 
@@ -93,6 +95,8 @@ def response_to_wire(response: domain.InteractionResponse) -> dict[str, Any]:
         body["optionIds"] = list(response.option_ids)
     if response.text is not None:
         body["text"] = response.text
+    if response.input is not None:
+        body["input"] = dict(response.input)
     return body
 
 

@@ -17,6 +17,12 @@ from pydantic import AfterValidator, Field
 
 from lineup.protocol import agent_settings
 from lineup.protocol._model import WireModel
+from lineup.protocol.activity import (
+    ActivityFinished,
+    ActivityOutput,
+    ActivityStarted,
+    ActivityUsage,
+)
 from lineup.protocol.agent_logs import AgentLogs
 from lineup.protocol.builtin_tools import ToolCancel
 from lineup.protocol.capabilities import (
@@ -95,6 +101,16 @@ class TaskCreate(WireModel):
     title: Title
     description: Text | None = None
     target_agent_id: Identifier
+
+
+class AgentTaskCreate(WireModel):
+    """A task an agent starts on its own (the work it was asked for elsewhere, e.g. in an MCP
+    host): assigned to the agent itself, so it has no ``targetAgentId``."""
+
+    title: Title
+    description: Text | None = None
+    task_id: Identifier | None = None
+    """The id to give it, to address it at once; else the hub makes one (see the ack)."""
 
 
 class InteractionRespond(WireModel):
@@ -223,6 +239,13 @@ class InteractionExpiry(WireModel):
     expires_at: Annotated[int, Field(ge=0)] | None = None
 
 
+class InteractionCancel(WireModel):
+    """An agent withdraws its own unanswered question (answered elsewhere, or moot)."""
+
+    interaction_id: Identifier
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+
+
 class InteractionCancelled(WireModel):
     """A request was withdrawn (its task is being cancelled): stop waiting for an answer."""
 
@@ -277,6 +300,14 @@ class ClientSubscribe(WireModel):
     """A person's app asks for everything after ``lastSequence`` then live events."""
 
     last_sequence: Annotated[int, Field(ge=0)] = 0
+    batch: bool = False
+    """The app takes ``client.batch`` frames: the replay then comes many events a frame."""
+
+
+class ClientBatch(WireModel):
+    """Events of the replay, in log order, each exactly the frame it would be sent alone."""
+
+    events: list[dict[str, Any]]
 
 
 class ClientCaughtUp(WireModel):
@@ -310,6 +341,7 @@ U, A, H = Sender.USER, Sender.AGENT, Sender.HUB
 AGENT_PAYLOADS: Mapping[str, type[WireModel]] = {
     "message.create": AgentMessageCreate,
     "capability.list": CapabilityListQuery,
+    "task.create": AgentTaskCreate,
 }
 
 HUB_PAYLOADS: Mapping[str, type[WireModel]] = {
@@ -319,7 +351,7 @@ HUB_PAYLOADS: Mapping[str, type[WireModel]] = {
 CATALOG: Mapping[str, EventSpec] = dict(
     [
         _spec("message.create", MessageCreate, {U, A}, "Send a message (person or agent)."),
-        _spec("task.create", TaskCreate, {U}, "Create a tracked task for an agent."),
+        _spec("task.create", TaskCreate, {U, A}, "Create a tracked task for an agent."),
         _spec("interaction.respond", InteractionRespond, {U}, "Answer an interaction card."),
         _spec("task.cancel_requested", TaskCancelRequested, {U, H}, "Ask an agent to stop."),
         _spec("agent.hello", AgentHello, {A}, "Adapter handshake and capability declaration."),
@@ -331,9 +363,14 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("task.child_created", TaskChildCreated, {A, H}, "A child task, shown only."),
         _spec("interaction.requested", InteractionRequested, {A, H}, "Ask a person."),
         _spec("artifact.created", ArtifactCreated, {A, H}, "A link, file or result."),
+        _spec("activity.started", ActivityStarted, {A}, "A tool call, command, diff begins."),
+        _spec("activity.output", ActivityOutput, {A}, "Streamed output of an activity."),
+        _spec("activity.finished", ActivityFinished, {A}, "An activity's result or exit."),
+        _spec("activity.usage", ActivityUsage, {A}, "Tokens a model turn used."),
         _spec("task.assigned", TaskAssigned, {H}, "A new task for the agent."),
         _spec("message.delivered", MessageDelivered, {H}, "A person's message for the agent."),
         _spec("interaction.resolved", InteractionResolved, {H}, "A person's answer."),
+        _spec("interaction.cancel", InteractionCancel, {A}, "Withdraw an unanswered question."),
         _spec("interaction.cancelled", InteractionCancelled, {H}, "A request was withdrawn."),
         _spec("interaction.expired", InteractionExpiry, {H}, "Nobody answered in time."),
         _spec("system.resync_required", SystemResyncRequired, {H}, "Replay is impossible."),
@@ -342,6 +379,7 @@ CATALOG: Mapping[str, EventSpec] = dict(
         _spec("agent.settings", AgentSettings, {H}, "A person changed the agent's settings."),
         _spec("client.subscribe", ClientSubscribe, {U}, "Resume a person's event stream."),
         _spec("client.caught_up", ClientCaughtUp, {H}, "Replay finished; live from here."),
+        _spec("client.batch", ClientBatch, {H}, "Replayed events, many a frame, in order."),
         _spec("tool.list", ToolList, {U, A, H}, "Register or list tools (seed 000 §4.6)."),
         _spec("tool.call", ToolCall, {U, A, H}, "Call a tool action (seed 000 §4.4)."),
         _spec("tool.result", ToolResult, {U, A, H}, "A tool call's result (seed 000 §4.5)."),

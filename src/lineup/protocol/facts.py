@@ -190,6 +190,15 @@ class ConversationCreatedPayload(Fact):
     """The project it belongs to; absent for a personal conversation (read-only actions)."""
 
 
+class ConversationAgentJoinedPayload(Fact):
+    """An agent became part of a conversation after it was created: a person addressed a
+    message to it there. Recorded before that message, so the agent's replies belong."""
+
+    fact_type = "conversation.agent_joined"
+    conversation_id: str
+    agent_id: str
+
+
 class MessageAuthor(WireModel):
     kind: Literal["user", "agent", "system"]
     id: str | None = None
@@ -375,6 +384,118 @@ class ToolCancelledPayload(Fact):
     reason: str | None = None
     task_id: str | None = None
     target_agent_id: str | None = None
+
+
+# --- transcript (lineup.protocol.activity) ---------------------------------------------------
+
+
+class ActivityStartedPayload(Fact):
+    fact_type = "activity.started"
+    activity_id: str
+    kind: str
+    """``tool_call``, ``command``, ``file_change``, ``reasoning``, ``context`` or ``error``."""
+    title: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    command: str | None = None
+    cwd: str | None = None
+    path: str | None = None
+    change: str | None = None
+    diff: str | None = None
+    diff_url: str | None = None
+    text: str | None = None
+    snapshot_url: str | None = None
+    reply_to: str | None = None
+    code: str | None = None
+
+
+class ActivityOutputPayload(Fact):
+    fact_type = "activity.output"
+    activity_id: str
+    chunk: str
+    offset: int
+    stream: str | None = None
+
+
+class ActivityFinishedPayload(Fact):
+    fact_type = "activity.finished"
+    activity_id: str
+    status: str
+    result: Any = None
+    result_url: str | None = None
+    error: str | None = None
+    exit_code: int | None = None
+    output_url: str | None = None
+    output_chars: int | None = None
+    duration_ms: int | None = None
+
+
+class ActivityUsagePayload(Fact):
+    fact_type = "activity.usage"
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    context_window: int | None = None
+    model: str | None = None
+
+
+# --- imported session files (lineup.protocol.session_file) -----------------------------------
+
+
+class SessionImportedPayload(Fact):
+    """A session file became this conversation (recorded right after its
+    ``conversation.created``); its entries follow in ``session.entries_imported`` facts."""
+
+    fact_type = "session.imported"
+    conversation_id: str
+    header: dict[str, Any]
+    """The file's header line, as the hub read it (in ``formatVersion``)."""
+    format_version: int
+    """The session file format version ``header`` and the entries are kept in."""
+    source_format: Literal["lineup", "pi"]
+    source_version: int
+    """The version the file was written in (before it was migrated)."""
+    entry_count: int
+    leaf_id: str | None = None
+    """The last entry: the active branch ends there, and the conversation goes on from it."""
+
+
+class ImportedMessage(WireModel):
+    """How an imported message shows in the conversation, as the hub decided on import."""
+
+    entry_id: str
+    """The entry it shows."""
+    message_id: str
+    author: MessageAuthor
+    content: str
+    blocks: list[ContentBlock] | None = None
+    attachments: list[Attachment] | None = None
+    created_at: Millis
+    """The message's own time, from the file."""
+
+
+class ImportedEntry(WireModel):
+    entry: dict[str, Any]
+    """The entry line as a JSON object (in the fact's ``formatVersion``)."""
+    shown: bool | None = None
+    """True for an entry on the active branch (what the conversation shows); absent for the
+    entries of other branches, which are kept and exported but not shown."""
+
+
+class SessionEntriesImportedPayload(Fact):
+    """Entries of an imported session file, in file order, kept as read: its export writes
+    them again. One fact holds at most one message the conversation shows — its last entry —
+    so that each shown message has a sequence of its own, as every message has."""
+
+    fact_type = "session.entries_imported"
+    conversation_id: str
+    format_version: int
+    first: int
+    """The place in the file of the first of ``entries`` (1: the line after the header)."""
+    entries: list[ImportedEntry]
+    message: ImportedMessage | None = None
+    """When the last of ``entries`` is a message on the active branch: how it shows."""
 
 
 # --- projects and governance -----------------------------------------------------------------
@@ -687,6 +808,7 @@ FACTS: Mapping[str, type[Fact]] = {
         AgentRejectedPayload,
         AgentSettingsChangedPayload,
         ConversationCreatedPayload,
+        ConversationAgentJoinedPayload,
         MessageCreatedPayload,
         TaskCreatedPayload,
         TaskAcceptedPayload,
@@ -702,6 +824,12 @@ FACTS: Mapping[str, type[Fact]] = {
         ToolCalledPayload,
         ToolCompletedPayload,
         ToolCancelledPayload,
+        ActivityStartedPayload,
+        ActivityOutputPayload,
+        ActivityFinishedPayload,
+        ActivityUsagePayload,
+        SessionImportedPayload,
+        SessionEntriesImportedPayload,
         ProjectCreatedPayload,
         ProjectUpdatedPayload,
         ProjectMemberSetPayload,

@@ -19,6 +19,7 @@ from lineup.protocol.events import AGENT_PAYLOADS, CATALOG, HUB_PAYLOADS
 from lineup.protocol.facts import FACTS
 from lineup.protocol.frames import Ack, ErrorFrame
 from lineup.protocol.interaction import Interaction, InteractionResponse
+from lineup.protocol.session_file.lines import AnyEntry, Header
 from lineup.protocol.tools import ToolCall, ToolDefinition, ToolList, ToolResult
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -48,6 +49,10 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "tools/tool.result.json": _schema(ToolResult, "tool.result"),
         "tools/tool.cancel.json": _schema(ToolCancel, "tool.cancel"),
         "tools/tool.cancelled.json": _schema(ToolCancel, "tool.cancelled"),
+        "session-file/header.json": _schema(Header, "session file header line (version 2)"),
+        "session-file/entry.json": _schema(
+            TypeAdapter(AnyEntry), "session file entry line (version 2)"
+        ),
     }
     for event_type, spec in sorted(CATALOG.items()):
         if event_type.startswith("tool."):

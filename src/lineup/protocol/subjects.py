@@ -112,6 +112,10 @@ RULES: Mapping[type[f.Fact], Rule] = dict(
         _rule(f.AgentRejectedPayload, _agent),
         _rule(f.AgentSettingsChangedPayload, _agent),
         _rule(f.ConversationCreatedPayload, lambda c: (("conversation", c.conversation_id),)),
+        _rule(
+            f.ConversationAgentJoinedPayload,
+            lambda c: (("conversation", c.conversation_id), ("agent", c.agent_id)),
+        ),
         _rule(f.MessageCreatedPayload, _message),
         _rule(f.TaskCreatedPayload, _task_id),
         _rule(f.TaskAcceptedPayload, _task_id),
@@ -127,6 +131,17 @@ RULES: Mapping[type[f.Fact], Rule] = dict(
         _rule(f.ToolCalledPayload, _tool_called),
         _rule(f.ToolCompletedPayload, _tool_call),
         _rule(f.ToolCancelledPayload, _tool_call),
+        # transcript entries: about their task and conversation (the envelope's), nothing else
+        _rule(f.ActivityStartedPayload, _none),
+        _rule(f.ActivityOutputPayload, _none),
+        _rule(f.ActivityFinishedPayload, _none),
+        _rule(f.ActivityUsagePayload, _none),
+        # an imported session: about its conversation (the envelope's) and the message shown
+        _rule(f.SessionImportedPayload, _none),
+        _rule(
+            f.SessionEntriesImportedPayload,
+            lambda e: (("message", e.message.message_id if e.message else None),),
+        ),
         # governance: its own views show these; a card of it names its approval
         _rule(f.ProjectCreatedPayload, _none),
         _rule(f.ProjectUpdatedPayload, _none),

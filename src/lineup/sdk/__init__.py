@@ -24,22 +24,26 @@ With no hub on the network, the same agent can serve LineUp itself (direct mode,
 ``LINEUP_MODE=direct`` and ``LINEUP_DIRECT_TOKEN``, and run it with
 ``await lineup.direct.run(agent)``, which then listens on port 9527 for people with the
 token (and connects to the hub when the configuration names one). See
-``docs/direct-mode.md``.
+``docs/direct-mode.md``. Relay mode is the same with no shared network: ``{"mode": "relay",
+…}`` (or ``LINEUP_MODE=relay``), and the agent's LineUp is reached through a WuKongIM server
+both sides connect out to (``docs/relay-mode.md``).
 """
 
 from lineup.protocol.capabilities import CapabilitySpec
+from lineup.sdk._activity import Activity, CommandEntry, ToolCallEntry
 from lineup.sdk._agent import Agent
 from lineup.sdk._answers import Answered, Approval, Choice, InputAnswer, Review
 from lineup.sdk._backoff import Backoff
 from lineup.sdk._capabilities import Capabilities, InvocationOutcome, StatusCallback
 from lineup.sdk._config import AgentConfig, agent_home, default_credentials_path
-from lineup.sdk._context import MessageContext, TaskContext
+from lineup.sdk._context import MessageContext, RecordedStep, TaskContext
 from lineup.sdk._direct import (
     AgentHost,
     DirectEndpoint,
     DirectModeError,
     DirectOptions,
     HostedAgent,
+    HostedIdentity,
     new_direct_token,
 )
 from lineup.sdk._errors import (
@@ -56,6 +60,7 @@ from lineup.sdk._errors import (
     TaskStopped,
 )
 from lineup.sdk._pairing import pair
+from lineup.sdk._relay import RelayOptions
 from lineup.sdk._rotation import rotate_credential
 from lineup.sdk._settings import MessageHandler, TaskHandler
 from lineup.sdk._tls import TlsOptions
@@ -70,6 +75,7 @@ from lineup.sdk._transport import (
 from lineup.sdk._uploads import UploadedFile
 
 __all__ = [
+    "Activity",
     "Agent",
     "AgentConfig",
     "AgentHost",
@@ -82,12 +88,14 @@ __all__ = [
     "Capabilities",
     "CapabilitySpec",
     "Choice",
+    "CommandEntry",
     "Connection",
     "ConnectionRefusedByHub",
     "DirectEndpoint",
     "DirectModeError",
     "DirectOptions",
     "HostedAgent",
+    "HostedIdentity",
     "HubProblem",
     "InputAnswer",
     "InsecureConnection",
@@ -97,6 +105,8 @@ __all__ = [
     "MessageContext",
     "MessageHandler",
     "PairingFailed",
+    "RecordedStep",
+    "RelayOptions",
     "RequestEnded",
     "RequestWithdrawn",
     "Review",
@@ -107,6 +117,7 @@ __all__ = [
     "TaskHandler",
     "TaskStopped",
     "TlsOptions",
+    "ToolCallEntry",
     "ToolReply",
     "Tools",
     "Transport",

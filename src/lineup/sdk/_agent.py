@@ -19,7 +19,13 @@ from lineup.sdk._backoff import Backoff
 from lineup.sdk._binding import Binding, SettingsHook
 from lineup.sdk._config import AgentConfig, agent_home
 from lineup.sdk._core import Core
-from lineup.sdk._direct import AgentHost, DirectEndpoint, DirectModeError, HostedAgent
+from lineup.sdk._direct import (
+    AgentHost,
+    DirectEndpoint,
+    DirectModeError,
+    HostedAgent,
+    HostedIdentity,
+)
 from lineup.sdk._settings import MessageHandler, Settings, TaskHandler
 from lineup.sdk._state import StateStore
 from lineup.sdk._tls import TlsTrust
@@ -203,8 +209,10 @@ class Agent:
         key = idempotency_key or new_id("upl")
         if self._core is not None:
             return await self._core.upload(name, data, mime_type, key)
-        if self.config.direct is not None:
-            raise RuntimeError("In direct mode the hub runs inside agent.run(): start it first.")
+        if self.config.hosted:
+            raise RuntimeError(
+                f"In {self.config.mode} mode the hub runs inside agent.run(): start it first."
+            )
         return await self._settings.uploader().upload(name, data, mime_type, key)
 
     def _tool_runtime(self) -> ToolRuntime:
@@ -248,9 +256,15 @@ class Agent:
         """
         if self._core is not None:
             raise RuntimeError("This agent is already running.")
-        if self.config.direct is None:
+        if not self.config.hosted:
             await self._run_core(self._settings)
             return
+        if host is None and self.config.relay is not None:
+            raise DirectModeError(
+                "This agent's configuration says relay mode: it serves LineUp itself through "
+                "WuKongIM, so run it with `await lineup.direct.run(agent)` (or `lineup relay "
+                "--module PKG.MOD:FUNC`)."
+            )
         if host is None:
             raise DirectModeError(
                 "This agent's configuration says direct mode: it serves LineUp itself, so "
@@ -272,13 +286,27 @@ class Agent:
                 self._serving.clear()
 
     async def _run_hosted(
-        self, hub_url: str, state_path: Path, tls_fingerprint: str | None = None
+        self,
+        hub_url: str,
+        state_path: Path,
+        tls_fingerprint: str | None = None,
+        *,
+        identity: HostedIdentity | None = None,
     ) -> None:
         """Run against the hub a host serves at ``hub_url``, with the state at ``state_path``
         (the host's: it only means something against that hub's log), pinning the
-        certificate ``tls_fingerprint`` names when the host serves TLS."""
+        certificate ``tls_fingerprint`` names when the host serves TLS. A host that keeps
+        its hub between runs (relay mode) gives the agent's lasting ``identity``."""
+        base = self.config
+        if identity is not None:
+            base = replace(
+                base,
+                agent_id=identity.agent_id,
+                workspace_id=identity.workspace_id,
+                credential=identity.credential,
+            )
         config = replace(
-            self.config,
+            base,
             hub_url=hub_url,
             websocket_url=hub_url.replace("http", "ws", 1) + "/ws/agent",
             tls=self.config.tls.pinning(tls_fingerprint),
@@ -304,7 +332,7 @@ class Agent:
 
     async def serving(self) -> DirectEndpoint:
         """Direct mode: wait until :meth:`run` listens for people; return where."""
-        if self.config.direct is None:
+        if not self.config.hosted:
             raise RuntimeError("This agent connects to a hub; it serves nothing itself.")
         if self._serving is None:
             self._serving = asyncio.Event()

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from lineup.protocol.events import InteractionResolved
 from lineup.protocol.interaction import InteractionOption
@@ -36,10 +37,14 @@ class Answered:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Approval(Answered):
-    """The answer to :meth:`~lineup.sdk.TaskContext.ask_approval`; ``note`` is optional."""
+    """The answer to :meth:`~lineup.sdk.TaskContext.ask_approval`; ``note`` is optional.
+
+    ``input`` is set when the card offered an ``editable_input`` and the person allowed the
+    action with that input changed: use it instead of the one asked about."""
 
     approved: bool
     note: str | None = None
+    input: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +134,7 @@ def approval_from(resolved: InteractionResolved) -> Approval:
     return Approval(
         approved=APPROVE in _picked(resolved),
         note=resolved.response.text or None,
+        input=dict(resolved.response.input) if resolved.response.input is not None else None,
         interaction_id=resolved.interaction_id,
         by=resolved.responded_by,
         by_name=resolved.responded_by_name,

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from lineup.protocol.ids import new_id
 from lineup.sdk._direct import DirectOptions
+from lineup.sdk._relay import RelayOptions
 from lineup.sdk._tls import TlsOptions
 
 _CREDENTIALS_FILE = "credentials.json"
@@ -52,11 +53,34 @@ class AgentConfig:
     credential: str = field(repr=False)
     direct: DirectOptions | None = None
     tls: TlsOptions = field(default_factory=TlsOptions)
+    relay: RelayOptions | None = None
 
     @property
-    def mode(self) -> Literal["hub", "direct"]:
-        """``"direct"`` when the agent serves LineUp itself, else ``"hub"``."""
+    def mode(self) -> Literal["hub", "direct", "relay"]:
+        """``"direct"`` when the agent serves LineUp itself to people who connect to it,
+        ``"relay"`` when it serves it through a WuKongIM server, else ``"hub"``."""
+        if self.relay is not None:
+            return "relay"
         return "hub" if self.direct is None else "direct"
+
+    @property
+    def hosted(self) -> bool:
+        """Whether the agent serves LineUp itself (direct or relay mode): a host runs it."""
+        return self.direct is not None or self.relay is not None
+
+    @classmethod
+    def for_relay(cls, options: RelayOptions) -> AgentConfig:
+        """A relay-mode configuration. The identity here is a placeholder: the relay host
+        keeps the agent's real one with its data (``$LINEUP_HOME/relay/<uid>/``), so tasks
+        and the agent's state outlive a restart, and runs the agent as that."""
+        return cls(
+            hub_url="http://127.0.0.1:0",
+            websocket_url="ws://127.0.0.1:0/ws/agent",
+            agent_id=new_id("agent"),
+            workspace_id=new_id("ws"),
+            credential=f"lna_{secrets.token_urlsafe(32)}",
+            relay=options,
+        )
 
     @classmethod
     def for_direct(cls, options: DirectOptions) -> AgentConfig:
@@ -75,14 +99,17 @@ class AgentConfig:
     def load(cls, path: str | os.PathLike[str] | None = None) -> AgentConfig:
         """Read saved credentials (default ``$LINEUP_AGENT_HOME/credentials.json``).
 
-        ``LINEUP_MODE=direct`` selects direct mode from the environment instead (see
-        :meth:`DirectOptions.from_env`); the file is then not read.
+        ``LINEUP_MODE=direct`` or ``relay`` selects that mode from the environment instead
+        (see :meth:`DirectOptions.from_env`, :meth:`RelayOptions.from_env`); the file is then
+        not read.
         """
         mode = os.environ.get("LINEUP_MODE", "").strip().lower()
         if mode == "direct":
             return cls.for_direct(DirectOptions.from_env())
+        if mode == "relay":
+            return cls.for_relay(RelayOptions.from_env())
         if mode not in ("", "hub"):
-            raise ValueError(f"LINEUP_MODE must be 'hub' or 'direct', not {mode!r}.")
+            raise ValueError(f"LINEUP_MODE must be 'hub', 'direct' or 'relay', not {mode!r}.")
         source = Path(path) if path is not None else default_credentials_path()
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
@@ -103,8 +130,10 @@ class AgentConfig:
         mode = data.get("mode", "hub")
         if mode == "direct":
             return cls.for_direct(DirectOptions.from_json(data, source=source))
+        if mode == "relay":
+            return cls.for_relay(RelayOptions.from_json(data, source=source))
         if mode != "hub":
-            raise ValueError(f'{source}: "mode" must be "hub" or "direct", not {mode!r}.')
+            raise ValueError(f'{source}: "mode" must be "hub", "direct" or "relay", not {mode!r}.')
         missing = [k for k in keys if not isinstance(data.get(k), str) or not data.get(k)]
         if missing:
             raise ValueError(f"{source} lacks {', '.join(missing)}; pair the agent again.")
@@ -118,6 +147,8 @@ class AgentConfig:
         )
 
     def to_json(self) -> dict[str, Any]:
+        if self.relay is not None:
+            return self.relay.to_json()
         if self.direct is not None:
             return self.direct.to_json()
         return {

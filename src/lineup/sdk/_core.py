@@ -70,7 +70,11 @@ class Core:
         self.diagnostics: DiagnosticLog | None = None
         if settings.diagnostics_interval is not None:
             config = self._config
-            known = (config.credential, config.direct.token if config.direct else "")
+            known = (
+                config.credential,
+                config.direct.token if config.direct else "",
+                config.relay.token if config.relay else "",
+            )
             self.diagnostics = DiagnosticLog(
                 Redactor(
                     secrets=known, sensitive_fields=settings.sensitive_fields, hook=settings.redact

@@ -186,19 +186,41 @@ class DirectModeError(RuntimeError):
 
 
 @dataclass(frozen=True, slots=True)
+class HostedIdentity:
+    """The agent's identity in a hub its host keeps between runs (relay mode): the run then
+    uses these instead of the configuration's, which are made anew each start."""
+
+    agent_id: str
+    workspace_id: str
+    credential: str = field(repr=False)
+
+
+class RunHosted(Protocol):
+    def __call__(
+        self,
+        hub_url: str,
+        state_path: Path,
+        tls_fingerprint: str | None = None,
+        *,
+        identity: HostedIdentity | None = None,
+    ) -> Coroutine[Any, Any, None]: ...
+
+
+@dataclass(frozen=True, slots=True)
 class HostedAgent:
     """What an agent hands the host that serves its LineUp (see :class:`AgentHost`).
 
-    ``run(hub_url, state_path, tls_fingerprint)`` runs the agent against the hub at
-    ``hub_url`` with its state file at ``state_path`` until it stops (``stop()`` asks it to),
-    pinning the certificate ``tls_fingerprint`` names when the host serves ``https``;
+    ``run(hub_url, state_path, tls_fingerprint, identity=None)`` runs the agent against the
+    hub at ``hub_url`` with its state file at ``state_path`` until it stops (``stop()`` asks
+    it to), pinning the certificate ``tls_fingerprint`` names when the host serves ``https``,
+    as ``identity`` when the host keeps one;
     ``serving(endpoint)`` tells the agent where people can open it, for
     :meth:`lineup.sdk.Agent.serving`.
     """
 
     config: AgentConfig
     name: str
-    run: Callable[[str, Path, str | None], Coroutine[Any, Any, None]]
+    run: RunHosted
     stop: Callable[[], None]
     serving: Callable[[DirectEndpoint], None]
 
@@ -223,6 +245,8 @@ __all__ = [
     "DirectModeError",
     "DirectOptions",
     "HostedAgent",
+    "HostedIdentity",
+    "RunHosted",
     "check_direct_token",
     "new_direct_token",
 ]

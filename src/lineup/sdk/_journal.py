@@ -111,6 +111,14 @@ class Journal:
             )
         return index, recorded
 
+    def skip_recorded(self) -> list[Step]:
+        """Move past every step recorded from here on (a resumed run that cannot repeat
+        them); the next step gets a new index. Returns the steps passed over."""
+        skipped = self._runtime.store.steps_from(self.scope, self._next)
+        if skipped:
+            self._next = skipped[-1].index + 1
+        return skipped
+
     def commit(
         self, index: int, kind: str, name: str, result: Any, envelope: Envelope | None
     ) -> Step:

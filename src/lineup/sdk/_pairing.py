@@ -14,6 +14,7 @@ from lineup import __version__
 from lineup.protocol.errors import HTTP_STATUS, ErrorCode
 from lineup.sdk._config import AgentConfig
 from lineup.sdk._errors import PairingFailed
+from lineup.sdk._hub_answers import json_object, refusal
 from lineup.sdk._tls import TlsOptions, TlsTrust, check_plain_text, is_verification_failure
 
 logger = logging.getLogger("lineup.sdk")
@@ -112,7 +113,7 @@ async def pair(
             await http.aclose()
     if response.status_code != 200:
         raise _failure(response)
-    data = _json(response)
+    data = json_object(response)
     try:
         websocket_url = _absolute_websocket_url(base, str(data["websocketUrl"]))
         config = AgentConfig(
@@ -157,22 +158,13 @@ def _pinned_after(options: TlsOptions, answered: object, *, secure: bool) -> Tls
         return options
 
 
-def _json(response: httpx.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _failure(response: httpx.Response) -> PairingFailed:
-    error = _json(response).get("error")
-    if isinstance(error, dict) and isinstance(error.get("code"), str):
-        details = error.get("details")
+    refused = refusal(response)
+    if refused is not None:
         return PairingFailed(
-            error["code"],
-            str(error.get("message") or f"Pairing failed with HTTP {response.status_code}."),
-            details=details if isinstance(details, dict) else None,
+            refused.code,
+            refused.message or f"Pairing failed with HTTP {response.status_code}.",
+            details=refused.details,
         )
     status = response.status_code
     fallback = ErrorCode.UNAVAILABLE if status >= 500 else ErrorCode.INVALID_ARGUMENT

@@ -84,14 +84,10 @@ class Requests:
         self._raise_if_withdrawn(interaction_id)
         if interaction_id in self._expired:
             raise InteractionExpired(interaction_id, self._expired[interaction_id])
-        if expires_at is None:
-            return await self._resolved.wait(interaction_id)
-        remaining = (expires_at - datetime.now(UTC)).total_seconds()
-        try:
-            async with asyncio.timeout(max(remaining, 0.0)):
-                return await self._resolved.wait(interaction_id)
-        except TimeoutError:
-            raise InteractionExpired(interaction_id, expires_at) from None
+        # No timer of the agent's own at ``expires_at``: the hub decides. An answer it accepted
+        # just before the deadline still counts, and a task that gave up early would report
+        # ``succeeded`` while the hub still records it waiting (refused as a conflict).
+        return await self._resolved.wait(interaction_id)
 
     def resolved(self, envelope: Envelope, payload: InteractionResolved) -> None:
         raw = payload.model_dump_json(by_alias=True, exclude_none=True)
@@ -102,8 +98,8 @@ class Requests:
         self._resolved.resolve(payload.interaction_id, first)
 
     def expired(self, payload: InteractionExpiry) -> None:
-        """The hub's clock says nobody answered in time: whoever waits hears it now, not
-        only when its own timer runs out."""
+        """The hub's clock says nobody answered in time: this, not the agent's own clock, ends
+        the wait."""
         logger.info("interaction %s expired unanswered", payload.interaction_id)
         expires_at = (
             datetime.fromtimestamp(payload.expires_at / 1000, tz=UTC)

@@ -1,8 +1,8 @@
 """An agent rotates its own credential: a new one from the hub, saved before it is used.
 
 The hub ends the old credential as it answers, so the new one is written to the credentials
-file (mode 0600, atomically) before this returns; a failure to save is reported with the
-XX
+file (mode 0600, atomically) before this returns. If it cannot be saved, the new credential
+is lost with the old one: the error says so, and the way back is to have a person rotate it
 again from the app (Agents → Rotate credential), not to pair again.
 """
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import replace
-from typing import Any
 
 import httpx
 
 from lineup import __version__
 from lineup.protocol.errors import ErrorCode, LineupError, error_from_code
 from lineup.sdk._config import AgentConfig
+from lineup.sdk._hub_answers import json_object, refusal
 
 logger = logging.getLogger("lineup.sdk")
 
@@ -40,10 +40,11 @@ async def rotate_credential(
     subclass with the hub's code: ``unauthenticated`` when the credential is already not
     valid (revoked or rotated by a person), ``unavailable`` when the hub cannot be reached.
     """
-    if config.direct is not None:
+    if config.hosted:
         raise error_from_code(
             ErrorCode.INVALID_ARGUMENT.value,
-            "In direct mode the credential is made anew at every start; there is none to rotate.",
+            f"In {config.mode} mode the agent's credential is its own host's; there is none "
+            "to rotate.",
         )
     base = config.hub_url.rstrip("/")
     headers = {
@@ -63,7 +64,7 @@ async def rotate_credential(
             await http.aclose()
     if response.status_code != 200:
         raise _error(response)
-    credential = _json(response).get("credential")
+    credential = json_object(response).get("credential")
     if not isinstance(credential, str) or not credential:
         raise error_from_code(
             ErrorCode.UNKNOWN_RESULT.value,
@@ -76,22 +77,13 @@ async def rotate_credential(
     return rotated
 
 
-def _json(response: httpx.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _error(response: httpx.Response) -> LineupError:
-    error = _json(response).get("error")
-    if isinstance(error, dict) and isinstance(error.get("code"), str):
-        details = error.get("details")
+    refused = refusal(response)
+    if refused is not None:
         return error_from_code(
-            error["code"],
-            str(error.get("message") or f"Rotation failed with HTTP {response.status_code}."),
-            details if isinstance(details, dict) else None,
+            refused.code,
+            refused.message or f"Rotation failed with HTTP {response.status_code}.",
+            refused.details,
         )
     return error_from_code(
         ErrorCode.UNAVAILABLE.value

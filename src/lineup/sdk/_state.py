@@ -320,6 +320,15 @@ class StateStore:
             error=json.loads(row[8]) if row[8] else None,
         )
 
+    def steps_from(self, scope: str, index: int) -> list[Step]:
+        """The steps of ``scope`` recorded at ``index`` or later, in order."""
+        rows = self._db.execute(
+            "SELECT step FROM steps WHERE scope = ? AND step >= ? ORDER BY step",
+            (scope, index),
+        ).fetchall()
+        found = [self.step(scope, row[0]) for row in rows]
+        return [s for s in found if s is not None]
+
     def record_step(
         self,
         scope: str,

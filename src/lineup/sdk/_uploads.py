@@ -25,6 +25,7 @@ import httpx
 from lineup import __version__
 from lineup.protocol.errors import HTTP_STATUS, RETRYABLE, ErrorCode, LineupError, error_from_code
 from lineup.sdk._backoff import Backoff
+from lineup.sdk._hub_answers import refusal
 from lineup.sdk._tls import TlsTrust
 
 logger = logging.getLogger("lineup.sdk")
@@ -155,17 +156,12 @@ class Uploader:
 
 
 def _error(response: httpx.Response) -> LineupError:
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("code"), str):
-        details = error.get("details")
+    refused = refusal(response)
+    if refused is not None:
         return error_from_code(
-            error["code"],
-            str(error.get("message") or f"The upload failed with HTTP {response.status_code}."),
-            details if isinstance(details, dict) else None,
+            refused.code,
+            refused.message or f"The upload failed with HTTP {response.status_code}.",
+            refused.details,
         )
     status = response.status_code
     if status in _GATEWAY_STATUSES:

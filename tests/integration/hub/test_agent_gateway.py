@@ -353,3 +353,32 @@ def test_after_a_restart_every_agent_recorded_online_goes_offline_however_many_t
         assert statuses() == {"online"}
         monitor.tick(0.5)
         assert statuses() == {"offline"}
+
+
+def test_a_message_to_an_agent_outside_the_conversation_brings_it_in_so_its_reply_is_kept(
+    hub: HubClient,
+):
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    conversation = ana.ok(ana.post("/conversations", {"title": "No agents yet"}), 201)["id"]
+    assert ana.ok(ana.get(f"/conversations/{conversation}"))["agentIds"] == []
+    with hub.agent(creds) as agent:
+        ana.ok(
+            ana.post(
+                f"/conversations/{conversation}/messages",
+                {"content": "are you there?", "targetAgentId": creds["agentId"]},
+            ),
+            201,
+        )
+        delivered = agent.next_of("message.delivered")
+        assert delivered["payload"]["content"] == "are you there?"
+        ack = agent.call("message.create", {"content": "yes"}, conversationId=conversation)
+        assert ack["type"] == "ack", ack
+    assert ana.ok(ana.get(f"/conversations/{conversation}"))["agentIds"] == [creds["agentId"]]
+    contents = [
+        m["content"] for m in ana.ok(ana.get(f"/conversations/{conversation}/messages"))["messages"]
+    ]
+    assert contents == ["are you there?", "yes"]
+    joined = ana.ok(ana.get("/raw-events", params={"subject": f"conversation:{conversation}"}))
+    types = [e["type"] for e in joined["events"]]
+    assert types.index("conversation.agent_joined") < types.index("message.created")

@@ -29,7 +29,9 @@ from schemathesis.specs.openapi.checks import (
 )
 from starlette.testclient import TestClient
 
+from lineup.engines.runtime import EngineStatus
 from lineup.hub import Settings, create_app
+from lineup.hub.hosted import HostedDefinition
 from tests.integration.hub.conftest import fast_settings
 from tests.support.databases import sqlite_url
 from tests.support.hub_client import HubClient
@@ -53,6 +55,35 @@ RUNS = [
     # an operation without input has no invalid request to make
     if mode is GenerationMode.POSITIVE or operation.get("parameters") or "requestBody" in operation
 ]
+
+
+class RecordingEngineHost:
+    """Takes hosted agents without running them: the fuzzer checks the API's answers, and the
+    engines have suites of their own."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def engines(self) -> tuple[str, ...]:
+        return ("fake",)
+
+    def statuses(self) -> tuple[EngineStatus, ...]:
+        return (EngineStatus("fake", True, "0", None, "(part of LineUp)"),)
+
+    def drivers(self) -> tuple[str, ...]:
+        return ("fake",)
+
+    def install_hint(self, engine: str) -> str | None:
+        return None
+
+    async def start(self, definition: HostedDefinition) -> None:
+        self.started.append(definition.agent_id)
+
+    async def stop(self, agent_id: str) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
 
 
 @dataclass
@@ -85,9 +116,13 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     home: Path = tmp_path_factory.mktemp("fuzz")
     hub_settings = fast_settings(
-        sqlite_url(home), home, signin_attempts_per_ip=1_000_000, pairing_attempts_per_ip=1_000_000
+        sqlite_url(home),
+        home,
+        signin_attempts_per_ip=1_000_000,
+        pairing_attempts_per_ip=1_000_000,
+        engine_roots=(home,),
     )
-    app = create_app(hub_settings)
+    app = create_app(hub_settings, engine_host=RecordingEngineHost())
     with TestClient(app, base_url="http://testserver") as client:
         hub = HubClient(client)
         ana = hub.sign_up(name="Ana")

@@ -118,3 +118,52 @@ def test_a_browser_from_another_origin_is_refused(hub: HubClient):
     with _open(hub, ana, origin="http://testserver") as ws:
         _subscribe(ws, ana)
         assert _until_caught_up(ws)[1] >= 2
+
+
+def _subscribe_batched(ws, person: Person, last_sequence: int) -> None:
+    ws.send_text(
+        json.dumps(
+            {
+                "id": "sub-b",
+                "type": "client.subscribe",
+                "version": "0.1",
+                "occurredAt": now_iso(),
+                "workspaceId": person.workspace_id,
+                "payload": {"lastSequence": last_sequence, "batch": True},
+            }
+        )
+    )
+
+
+def test_a_batched_replay_holds_every_event_once_in_order_across_pages_and_batches(
+    hub: HubClient, monkeypatch: pytest.MonkeyPatch
+):
+    # small pages and batches, so that a few dozen events cross many of both
+    monkeypatch.setattr("lineup.hub.follow.PAGE", 7)
+    monkeypatch.setattr("lineup.hub.client_gateway.BATCH_CHARS", 1500)
+    ana = hub.sign_up()
+    creds = hub.pair(ana)
+    conversation = ana.ok(
+        ana.post("/conversations", {"title": "Site", "agentIds": [creds["agentId"]]}), 201
+    )["id"]
+    for n in range(30):
+        ana.ok(ana.post(f"/conversations/{conversation}/messages", {"content": f"é {n}"}), 201)
+    with _open(hub, ana) as ws:
+        _subscribe(ws, ana, last_sequence=3)
+        singles, latest = _until_caught_up(ws)
+    with _open(hub, ana) as ws:
+        _subscribe_batched(ws, ana, last_sequence=3)
+        assert json.loads(ws.receive_text())["type"] == "ack"
+        batches = []
+        while (frame := json.loads(ws.receive_text()))["type"] != "client.caught_up":
+            assert frame["type"] == "client.batch" and "sequence" not in frame
+            assert frame["workspaceId"] == ana.workspace_id
+            batches.append(frame["payload"]["events"])
+        assert frame["payload"]["sequence"] == latest
+        replayed = [event for batch in batches for event in batch]
+        assert [e["sequence"] for e in replayed] == list(range(4, latest + 1))
+        assert replayed == singles  # each as it comes alone
+        assert len(batches) > 3
+        ana.ok(ana.post(f"/conversations/{conversation}/messages", {"content": "live"}), 201)
+        live = json.loads(ws.receive_text())  # live events come one a frame
+        assert (live["type"], live["sequence"]) == ("message.created", latest + 1)

@@ -190,6 +190,49 @@ def test_an_approval_answer_must_name_a_known_option() -> None:
     invalid(validate_response, approval(), R(option_ids=("approve",)))
 
 
+def test_an_editable_approval_is_allowed_as_asked_with_its_input_changed_or_denied() -> None:
+    editable = approval(editable_input=True)
+    edited = {"path": "notes.txt", "text": "final"}
+    assert validate_response(editable, R(option_id="approve")) == R(option_id="approve")
+    assert validate_response(editable, R(option_id="approve", input=edited)) == R(
+        option_id="approve", input=edited
+    )
+    denied = R(option_id="reject", text="not that file")
+    assert validate_response(editable, denied) == denied
+
+
+def test_an_edited_input_goes_only_with_allowing_an_editable_approval() -> None:
+    edited = {"command": "ls"}
+    err = invalid(validate_response, approval(), R(option_id="approve", input=edited))
+    assert "cannot be edited" in err.message
+    err = invalid(
+        validate_response, approval(editable_input=True), R(option_id="reject", input=edited)
+    )
+    assert "'approve'" in err.message
+    invalid(validate_response, choice(), R(option_id="a", input=edited))
+    invalid(validate_response, approval(editable_input=True), R(option_id="approve", input=[1]))
+
+
+def test_only_an_approval_with_an_approve_option_offers_its_input_for_editing() -> None:
+    invalid(validate_request, review(editable_input=True))
+    own = (Option("go", "Go"), Option("stop", "Stop"))
+    invalid(validate_request, approval(editable_input=True, options=own))
+    assert validate_request(approval(editable_input=True)).editable_input
+
+
+def test_the_same_edited_input_again_is_the_same_answer_and_another_one_a_conflict() -> None:
+    state = open_interaction(approval(editable_input=True))
+    answer = R(option_id="approve", input={"text": "a"})
+    first = respond(state, answer, by="ada", now_ms=T0)
+    assert first.changed and first.state.response == answer
+    assert not respond(
+        first.state, R(option_id="approve", input={"text": "a"}), by="ada", now_ms=T0 + 1
+    ).changed
+    with pytest.raises(DomainError) as info:
+        respond(first.state, R(option_id="approve", input={"text": "b"}), by="ada", now_ms=T0 + 2)
+    assert info.value.code == "conflict"
+
+
 def test_a_single_choice_is_answered_with_one_option() -> None:
     assert validate_response(choice(), R(option_id="b")) == R(option_id="b")
 

@@ -24,6 +24,7 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
     ("message.create", Sender.USER): {"content": "hello", "targetAgentId": "agent_1"},
     ("message.create", Sender.AGENT): {"content": "done", "messageId": "msg_1"},
     ("task.create", Sender.USER): {"title": "Tidy deps", "targetAgentId": "agent_1"},
+    ("task.create", Sender.AGENT): {"title": "Fix the build", "taskId": "task_mine"},
     ("interaction.respond", Sender.USER): {
         "interactionId": "int_1",
         "response": {"optionId": "approve"},
@@ -67,6 +68,15 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         }
     },
     ("artifact.created", Sender.AGENT): {"name": "plan.md", "url": "https://example.test/p"},
+    ("activity.started", Sender.AGENT): {
+        "activityId": "act_1",
+        "kind": "command",
+        "command": "pytest -q",
+        "cwd": "/srv/app",
+    },
+    ("activity.output", Sender.AGENT): {"activityId": "act_1", "chunk": "..F.\n", "offset": 0},
+    ("activity.finished", Sender.AGENT): {"activityId": "act_1", "status": "failed", "exitCode": 1},
+    ("activity.usage", Sender.AGENT): {"inputTokens": 1200, "outputTokens": 340},
     ("task.assigned", Sender.HUB): {"taskId": "task_1", "title": "Tidy deps"},
     ("message.delivered", Sender.HUB): {
         "messageId": "msg_1",
@@ -100,6 +110,11 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
     ("agent.settings", Sender.HUB): {"agentId": "agent_1", "values": {"retries": 3}},
     ("client.subscribe", Sender.USER): {"lastSequence": 0},
     ("client.caught_up", Sender.HUB): {"sequence": 10},
+    ("client.batch", Sender.HUB): {
+        "events": [
+            {"id": "evt_1", "type": "task.created", "version": "0.1", "sequence": 11},
+        ]
+    },
     ("tool.list", Sender.AGENT): {"tools": [CHOICE_TOOL]},
     ("tool.call", Sender.AGENT): {
         "call_id": "c1",
@@ -114,6 +129,7 @@ SAMPLES: dict[tuple[str, Sender], dict[str, Any]] = {
         "result": {"message": "test"},
     },
     ("tool.cancel", Sender.AGENT): {"call_id": "c1", "reason": "no longer needed"},
+    ("interaction.cancel", Sender.AGENT): {"interactionId": "int_1", "reason": "Answered"},
     ("tool.cancelled", Sender.HUB): {"call_id": "c1", "reason": "The task was cancelled."},
     ("interaction.cancelled", Sender.HUB): {
         "interactionId": "int_1",

@@ -54,6 +54,7 @@ STORED: dict[str, dict[str, Any]] = {
         "targetAgentId": "agent_1",
     },
     "conversation.created": {"conversationId": "conv_1", "title": "Deps", "agentIds": ["a"]},
+    "conversation.agent_joined": {"conversationId": "conv_1", "agentId": "a"},
     "message.created": {
         "messageId": "msg_1",
         "author": {"kind": "user", "id": "user_1", "name": "Ana"},
@@ -111,6 +112,45 @@ STORED: dict[str, dict[str, Any]] = {
         "taskId": "task_1",
     },
     "tool.registered": {"deviceId": "phone", "userId": "user_1", "tools": []},
+    "activity.started": {
+        "activityId": "act_1",
+        "kind": "tool_call",
+        "name": "read_file",
+        "arguments": {"path": "README.md"},
+    },
+    "activity.output": {"activityId": "act_2", "chunk": "ok\n", "offset": 0, "stream": "stdout"},
+    "activity.finished": {
+        "activityId": "act_1",
+        "status": "succeeded",
+        "result": "# LineUp",
+        "durationMs": 12,
+    },
+    "activity.usage": {"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000},
+    "session.imported": {
+        "conversationId": "conv_1",
+        "header": {"type": "header", "v": 2, "sessionId": "s1", "title": "T"},
+        "formatVersion": 2,
+        "sourceFormat": "pi",
+        "sourceVersion": 3,
+        "entryCount": 1,
+        "leafId": "a1",
+    },
+    "session.entries_imported": {
+        "conversationId": "conv_1",
+        "formatVersion": 2,
+        "first": 1,
+        "entries": [
+            {"entry": {"type": "label", "id": "a0", "parentId": None}},
+            {"entry": {"type": "message", "id": "a1", "parentId": "a0"}, "shown": True},
+        ],
+        "message": {
+            "entryId": "a1",
+            "messageId": "msg_1",
+            "author": {"kind": "user", "name": "Ana"},
+            "content": "hi",
+            "createdAt": 1000,
+        },
+    },
     "tool.called": {
         "toolCallId": "tc_1",
         "callId": "c1",

@@ -385,8 +385,11 @@ class FakeHub:
         option_id: str | None = None,
         option_ids: list[str] | None = None,
         text: str | None = None,
+        input: dict[str, Any] | None = None,
     ) -> None:
         response: dict[str, Any] = {}
+        if input is not None:
+            response["input"] = input
         if option_id is not None:
             response["optionId"] = option_id
         if option_ids is not None:

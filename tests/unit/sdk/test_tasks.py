@@ -22,6 +22,7 @@ from lineup.sdk import (
     TaskCancelled,
     TaskContext,
 )
+from tests.support.waiting import until_async
 
 from .fakehub import FakeHub
 from .helpers import running
@@ -371,24 +372,34 @@ def test_a_choice_needs_two_to_five_options_and_a_known_recommendation():
         choice_options(["a", "b"], "c")
 
 
-async def test_an_unanswered_interaction_with_expires_at_raises_interaction_expired(
+async def test_an_answer_the_hub_accepts_after_the_agents_own_deadline_is_returned(
     hub: FakeHub, make_agent: MakeAgent
 ):
+    """The hub's clock decides an expiry: had the agent given up at ``expires_at`` by its own
+    clock, the answer would be lost and its ``succeeded`` refused while the hub still records
+    the task waiting for that answer."""
     agent = make_agent()
+    deadline = datetime.now(UTC) + timedelta(milliseconds=5)
 
     @agent.task
     async def handle(ctx: TaskContext) -> str:
         try:
-            await ctx.ask_approval("Quick?", expires_at=datetime.now(UTC) + timedelta(0.01 / 86400))
-        except InteractionExpired as exc:
-            return f"expired: {exc.interaction_id == hub.interactions()[0]['id']}"
-        return "answered"
+            approval = await ctx.ask_approval("Quick?", expires_at=deadline)
+        except InteractionExpired:
+            return "expired"
+        return "approved" if approval.approved else "rejected"
 
     async with running(agent):
         task_id = hub.assign_task()
+        await hub.wait_for(lambda: bool(hub.interactions()))
+        await until_async(
+            lambda: datetime.now(UTC) > deadline + timedelta(milliseconds=50), "the deadline"
+        )
+        assert hub.final_status(task_id) is None, "the agent gave up on its own clock"
+        hub.resolve(hub.interactions()[0]["id"], option_id="approve")
         await hub.wait_for(lambda: hub.final_status(task_id) == "succeeded")
 
-    assert hub.statuses(task_id)[-1]["summary"] == "expired: True"
+    assert hub.statuses(task_id)[-1]["summary"] == "approved"
     assert "expiresAt" in hub.interactions()[0]
 
 
@@ -518,3 +529,29 @@ async def test_a_task_the_hub_will_not_let_this_agent_take_is_not_run(
 
     assert runs == []
     assert hub.statuses(task_id) == []
+
+
+async def test_a_message_handler_asks_for_approval_and_reports_an_artifact_in_the_conversation(
+    hub: FakeHub, make_agent: MakeAgent
+):
+    agent = make_agent()
+    answers: list[bool] = []
+
+    @agent.on_message
+    async def run(message: MessageContext) -> None:
+        approval = await message.ask_approval("Run rm -rf build?", risk="high")
+        answers.append(approval.approved)
+        await message.artifact("build log", "https://ci.example/log/1", mime_type="text/plain")
+
+    async with running(agent):
+        hub.deliver_message("clean the build")
+        card = await _answer_next(hub, 1, option_id="approve")
+        await hub.wait_for(lambda: hub.effects_of("artifact.created"))
+
+    assert card["type"] == "approval" and card["risk"] == "high"
+    (asked,) = hub.effects_of("interaction.requested")
+    assert asked.conversation_id == "conv_1" and asked.task_id is None
+    assert answers == [True]
+    (artifact,) = hub.effects_of("artifact.created")
+    assert artifact.conversation_id == "conv_1"
+    assert artifact.payload["name"] == "build log"

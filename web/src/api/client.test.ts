@@ -97,6 +97,38 @@ describe("the hub client", () => {
   });
 });
 
+describe("session files", () => {
+  it("downloads a session file with the name the hub gave it", async () => {
+    const fetch = vi.fn(async (_url: RequestInfo | URL, _init?: RequestInit) =>
+      new Response('{"type":"header"}\n', {
+        status: 200,
+        headers: {
+          "Content-Type": "application/x-ndjson",
+          "Content-Disposition": 'attachment; filename="Plan-conv_1.jsonl"',
+        },
+      }),
+    );
+    const api = new WorkspaceApi(new Transport(fetch, cookies), "ws_1");
+    const file = await api.sessionFile("conv_1");
+    expect(fetch.mock.calls[0]![0]).toBe("/api/workspaces/ws_1/conversations/conv_1/session.jsonl");
+    expect(file.filename).toBe("Plan-conv_1.jsonl");
+    expect(await file.blob.text()).toBe('{"type":"header"}\n');
+  });
+
+  it("uploads a file to import as it is, into the project chosen", async () => {
+    const fetch = fakeFetch(201, { conversation: { id: "conv_2" } });
+    const api = new WorkspaceApi(new Transport(fetch, cookies), "ws_1");
+    const file = new Blob(['{"type":"session"}\n']);
+    await api.importSession(file, "prj_1", "web-key-3");
+    const [url, init] = fetch.mock.calls[0]!;
+    expect(url).toBe("/api/workspaces/ws_1/conversations/import?projectId=prj_1");
+    expect(init!.body).toBe(file);
+    const headers = init!.headers as Record<string, string>;
+    expect(headers["Content-Type"]).toBe("application/x-ndjson");
+    expect(headers["Idempotency-Key"]).toBe("web-key-3");
+  });
+});
+
 describe("the short-lived access token", () => {
   function answers(...replies: Array<[number, unknown]>) {
     const queue = [...replies];

@@ -64,6 +64,20 @@ export interface RequestOptions {
   /** POST/PATCH only; a key is made when none is given, so every state change carries one. */
   idempotencyKey?: string;
   signal?: AbortSignal;
+  /** Answer the body as a file ({@link Download}) instead of parsing it as JSON. */
+  download?: boolean;
+}
+
+/** A file the hub sent for saving: its bytes and the name its `Content-Disposition` gave. */
+export interface Download {
+  blob: Blob;
+  filename: string | null;
+}
+
+/** The file name of a `Content-Disposition: attachment; filename="…"` header. */
+export function dispositionName(header: string | null): string | null {
+  const match = header ? /filename="([^"]*)"/.exec(header) : null;
+  return match?.[1] || null;
 }
 
 /** The `details.reason` of an `unauthenticated` error (`token_expired`, `session_ended`…). */
@@ -210,6 +224,13 @@ export class Transport {
       );
     }
     if (!response.ok) throw await parseError(response);
+    if (options.download) {
+      const file: Download = {
+        blob: await response.blob(),
+        filename: dispositionName(response.headers.get("Content-Disposition")),
+      };
+      return file as T;
+    }
     if (response.status === 204) return undefined as T;
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
@@ -229,6 +250,11 @@ export class Transport {
 
   put<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
     return this.request<T>("PUT", path, { body, idempotencyKey });
+  }
+
+  /** GET a file to save (a session file). */
+  download(path: string): Promise<Download> {
+    return this.request<Download>("GET", path, { download: true });
   }
 
   /** POST a file's bytes as they are. */

@@ -1,6 +1,6 @@
 // The typed client of the hub's HTTP API (src/lineup/hub/api/*.py).
 
-import { Transport } from "./client";
+import { Transport, type Download } from "./client";
 import type {
   AvailablePackage,
   Provider,
@@ -29,12 +29,16 @@ import type {
   AvailableTools,
   CanvasInstance,
   Conversation,
+  EngineCatalog,
   EventsPage,
+  HostedAgent,
+  ImportedSession,
   Inbox,
   Interaction,
   InteractionResponse,
   Me,
   MessagesPage,
+  NewHostedAgent,
   PairingCode,
   HubInfo,
   PostedMessage,
@@ -89,6 +93,8 @@ export interface NewMessage {
   content: string;
   targetAgentId?: string | null;
   trackAsTask?: boolean;
+  /** Meant to change what the agent is doing right now (it goes into its running turn). */
+  steer?: boolean;
 }
 
 /** Everything inside one workspace. */
@@ -152,6 +158,25 @@ export class WorkspaceApi {
     return this.transport.post(this.path(`/agents/${enc(id)}/credential/rotate`), {});
   }
 
+  // --- hosted agents: what this hub can run, and the agents it runs
+  /** The engines this hub knows (installed or not, how to add each) and the allowed roots. */
+  engines(): Promise<EngineCatalog> {
+    return this.transport.get(this.path("/engines"));
+  }
+
+  hostedAgents(): Promise<{ hostedAgents: HostedAgent[]; engines: string[] }> {
+    return this.transport.get(this.path("/hosted-agents"));
+  }
+
+  createHostedAgent(body: NewHostedAgent): Promise<HostedAgent> {
+    return this.transport.post(this.path("/hosted-agents"), body);
+  }
+
+  /** Stops its engine and revokes the agent; its conversations and tasks stay. */
+  deleteHostedAgent(agentId: string): Promise<void> {
+    return this.transport.request("DELETE", this.path(`/hosted-agents/${enc(agentId)}`));
+  }
+
   // --- conversations and messages
   conversations(): Promise<{ conversations: Conversation[] }> {
     return this.transport.get(this.path("/conversations"));
@@ -167,6 +192,17 @@ export class WorkspaceApi {
     return this.transport.post(this.path("/conversations"), body, key);
   }
 
+  /** The conversation as a session file (docs/sessions.md), to save. */
+  sessionFile(conversationId: string): Promise<Download> {
+    return this.transport.download(this.path(`/conversations/${enc(conversationId)}/session.jsonl`));
+  }
+
+  /** A session file (LineUp's or Pi's) made a new conversation, in a project or personal. */
+  importSession(file: Blob, projectId: string | null, key?: string): Promise<ImportedSession> {
+    const query = projectId ? `?projectId=${enc(projectId)}` : "";
+    return this.transport.upload(this.path(`/conversations/import${query}`), file, "application/x-ndjson", key);
+  }
+
   messages(conversationId: string, opts: { limit?: number; before?: number } = {}): Promise<MessagesPage> {
     const query = new URLSearchParams({ limit: String(opts.limit ?? 200) });
     if (opts.before) query.set("before", String(opts.before));
@@ -176,6 +212,7 @@ export class WorkspaceApi {
   postMessage(conversationId: string, body: NewMessage, key?: string): Promise<PostedMessage> {
     const wire: Record<string, unknown> = { content: body.content, trackAsTask: !!body.trackAsTask };
     if (body.targetAgentId) wire.targetAgentId = body.targetAgentId;
+    if (body.steer) wire.steer = true;
     return this.transport.post(this.path(`/conversations/${enc(conversationId)}/messages`), wire, key);
   }
 

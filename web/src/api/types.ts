@@ -32,7 +32,16 @@ export type HubInfo = Schemas["HubInfo"];
 export type AgentLogLine = Schemas["AgentLogLine"];
 export type AgentLogs = Schemas["AgentLogs"];
 
+/** Agents the hub runs itself: an engine in a working directory, talking to a model endpoint
+ * (src/lineup/hub/api/hosted.py). The endpoint's key is never sent back (`hasApiKey`). */
+export type HostedAgent = Schemas["HostedAgentView"];
+export type NewHostedAgent = Schemas["NewHostedAgent"];
+export type ModelApi = NewHostedAgent["model"]["api"];
+export type EngineCatalog = Schemas["EngineCatalog"];
+export type Engine = Schemas["EngineView"];
+
 export type Conversation = Schemas["Conversation"];
+export type ImportedSession = Schemas["ImportedSession"];
 export type Author = Narrowed<Schemas["Author"], { name?: string | null }>;
 export type Attachment = Schemas["Attachment"];
 export type ContentBlock = Schemas["ContentBlock"];

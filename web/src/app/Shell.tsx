@@ -189,7 +189,7 @@ function NavList() {
 
 function TopBar({ phone, menuOpen, onMenu }: { phone: boolean; menuOpen: boolean; onMenu: () => void }) {
   const { inbox, workspace } = useWorkspace();
-  const { direct } = useSession();
+  const { direct, relay } = useSession();
   const unread = inbox.data?.counts.unread ?? 0;
   return (
     <header className={`topbar${direct ? " topbar-direct" : ""}`}>
@@ -203,7 +203,11 @@ function TopBar({ phone, menuOpen, onMenu }: { phone: boolean; menuOpen: boolean
         <span className="brand-word">LineUp</span>
       </Link>
       {!phone ? <span className="topbar-ws">{workspace.name}</span> : null}
-      {direct ? (
+      {relay ? (
+        <span data-testid="relay-badge" title="This agent serves LineUp itself, reached through your IM server; it keeps its history.">
+          <Badge tone="brand">Relay mode</Badge>
+        </span>
+      ) : direct ? (
         <span data-testid="direct-badge" title="This agent serves LineUp itself; nothing is kept after it stops.">
           <Badge tone="brand">Direct mode</Badge>
         </span>

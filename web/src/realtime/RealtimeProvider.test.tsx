@@ -66,7 +66,7 @@ async function live(socket: () => FakeSocket, sockets: FakeSocket[]) {
     socket().ack();
     socket().push({ type: "client.caught_up", payload: { sequence: 5 } });
   });
-  expect(socket().sent[0]!.payload).toEqual({ lastSequence: 5 });
+  expect(socket().sent[0]!.payload).toEqual({ lastSequence: 5, batch: true });
   await screen.findByText("state: live");
 }
 
@@ -116,6 +116,6 @@ describe("RealtimeProvider", () => {
       document.dispatchEvent(new Event("visibilitychange"));
     });
     expect(socket().sent).toHaveLength(2);
-    expect(socket().sent[1]!.payload).toEqual({ lastSequence: 9 });
+    expect(socket().sent[1]!.payload).toEqual({ lastSequence: 9, batch: true });
   });
 });

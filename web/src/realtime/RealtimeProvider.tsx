@@ -12,7 +12,7 @@ import {
 } from "react";
 import type { HubEvent } from "../api/types";
 import type { WorkspaceApi } from "../api/hub";
-import { RealtimeConnection, storageKey, type ConnectionState } from "./connection";
+import { RealtimeConnection, storageKey, type ConnectionState, type SocketFactory } from "./connection";
 import { StreamingMessages, type StreamingMessage } from "./streams";
 
 type Listener<T> = (value: T) => void;
@@ -53,6 +53,15 @@ const ConnectionStateContext = createContext<ConnectionState>("live");
 
 export const RealtimeBusProvider = RealtimeContext.Provider;
 
+/** Where the realtime socket goes when it is not the page's own origin (relay mode's tunnel). */
+export interface SocketRoute {
+  socket: SocketFactory;
+  url: (workspaceId: string) => string;
+}
+
+const SocketRouteContext = createContext<SocketRoute | null>(null);
+export const SocketRouteProvider = SocketRouteContext.Provider;
+
 export function useRealtime(): RealtimeBus {
   return useContext(RealtimeContext);
 }
@@ -90,6 +99,7 @@ export function RealtimeProvider({ workspaceId, api, children, connect }: Realti
   const [state, setState] = useState<ConnectionState>("connecting");
   const streams = useMemo(() => new StreamingMessages(), [workspaceId]);
   const connectionRef = useRef<RealtimeConnection | null>(null);
+  const route = useContext(SocketRouteContext);
   const listeners = useMemo(
     () => ({ events: new Set<Listener<HubEvent>>(), caughtUp: new Set<Listener<number>>() }),
     [workspaceId],
@@ -117,6 +127,7 @@ export function RealtimeProvider({ workspaceId, api, children, connect }: Realti
             workspaceId,
             initialSequence: initial,
             refresh: () => api.transport.refresh(),
+            ...(route ? { socket: route.socket, url: route.url(workspaceId) } : {}),
           });
       connectionRef.current = connection;
       unsubscribe = [
@@ -150,7 +161,7 @@ export function RealtimeProvider({ workspaceId, api, children, connect }: Realti
       connectionRef.current?.stop();
       connectionRef.current = null;
     };
-  }, [workspaceId, api, connect, streams, listeners]);
+  }, [workspaceId, api, connect, streams, listeners, route]);
 
   const bus = useMemo<RealtimeBus>(
     () => ({

@@ -89,7 +89,7 @@ describe("the realtime connection", () => {
         version: "0.1",
         occurredAt: "2026-07-24T12:00:00.000Z",
         workspaceId: "ws_1",
-        payload: { lastSequence: 41 },
+        payload: { lastSequence: 41, batch: true },
       },
     ]);
   });
@@ -105,6 +105,18 @@ describe("the realtime connection", () => {
     expect(events.map((e) => e.sequence)).toEqual([1, 2]);
     expect(states).toEqual(["connecting", "replaying", "live"]);
     expect(connection.lastSequence).toBe(2);
+  });
+
+  it("takes a batched replay as its events one by one, in order", () => {
+    const { socket, events, connection } = setup();
+    socket().open();
+    socket().ack();
+    socket().push({ type: "client.batch", payload: { events: [event(1), event(2), event(3)] } });
+    socket().push({ type: "client.batch", payload: { events: [event(3), event(4)] } });
+    socket().push({ type: "client.caught_up", payload: { sequence: 4 } });
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+    expect(connection.lastSequence).toBe(4);
+    expect(connection.state).toBe("live");
   });
 
   it("ignores duplicates and events older than what it has", () => {
@@ -128,7 +140,7 @@ describe("the realtime connection", () => {
     timers.fire();
     expect(sockets).toHaveLength(2);
     socket().open();
-    expect(socket().sent[0]!.payload).toEqual({ lastSequence: 2 });
+    expect(socket().sent[0]!.payload).toEqual({ lastSequence: 2, batch: true });
     socket().ack();
     // The hub replays from 3; an overlapping resend of 2 is dropped.
     socket().push(event(2));
@@ -166,7 +178,7 @@ describe("the realtime connection", () => {
     first.connection.stop();
     const second = setup({ storage, initialSequence: 0 });
     second.socket().open();
-    expect(second.socket().sent[0]!.payload).toEqual({ lastSequence: 7 });
+    expect(second.socket().sent[0]!.payload).toEqual({ lastSequence: 7, batch: true });
   });
 
   it("when the page wakes up, subscribes again on an open socket", () => {
@@ -176,7 +188,7 @@ describe("the realtime connection", () => {
     socket().push(event(4));
     connection.wake();
     expect(socket().sent).toHaveLength(2);
-    expect(socket().sent[1]!.payload).toEqual({ lastSequence: 4 });
+    expect(socket().sent[1]!.payload).toEqual({ lastSequence: 4, batch: true });
   });
 
   it("when the page wakes up while waiting to reconnect, reconnects at once", () => {

@@ -264,7 +264,7 @@ export class RealtimeConnection {
         version: "0.1",
         occurredAt: this.opts.now().toISOString(),
         workspaceId: this.workspaceId,
-        payload: { lastSequence: this.lastSequence },
+        payload: { lastSequence: this.lastSequence, batch: true },
       }),
     );
   }
@@ -293,6 +293,20 @@ export class RealtimeConnection {
     } catch {
       return;
     }
+    if (frame.type === "client.batch") {
+      // a replay, many events a frame (asked for by `batch` in client.subscribe): each as if alone
+      const events = (frame.payload as { events?: unknown } | undefined)?.events;
+      if (Array.isArray(events)) {
+        for (const each of events) {
+          if (each && typeof each === "object") this.handle(each as RawFrame);
+        }
+      }
+      return;
+    }
+    this.handle(frame);
+  }
+
+  private handle(frame: RawFrame): void {
     const type = frame.type;
     if (type === "ack") {
       if (frame.id === this.subscriptionId && this.state !== "live") this.setState("replaying");

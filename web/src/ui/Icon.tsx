@@ -150,6 +150,12 @@ const paths: Record<string, ReactElement> = {
       <path d="M4 7.5 12 12l8-4.5M12 12v9" />
     </>
   ),
+  download: (
+    <>
+      <path d="M12 4v12M7 11l5 5 5-5" />
+      <path d="M4 16v3a1 1 0 0 0 1 1h14a1 1 0 0 0 1-1v-3" />
+    </>
+  ),
   upload: (
     <>
       <path d="M12 16V4M7 9l5-5 5 5" />

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from lineup.hub import agent_logs, commands, credentials, pairing
+from lineup.hub import agent_logs, commands, credentials, hosted, pairing
 from lineup.hub.api import responses, views
 from lineup.hub.api.deps import MAX_SEQUENCE, Body, Hub, IdempotencyKey, Member
 from lineup.hub.api.openapi import answers
@@ -206,7 +206,12 @@ async def revoke_agent(
     agent_id: str, hub: Hub, person: Member, key: IdempotencyKey
 ) -> dict[str, Any]:
     """Revoke at once: the credential never works again and the open connection is closed."""
-    await hub.recorder.run(lambda w: pairing.revoke(w, person, agent_id, event_id=key))
+
+    def job(w: Writing) -> bool:
+        hosted.refuse_if_hosted(w.read, person.workspace_id, agent_id, "revoked")
+        return pairing.revoke(w, person, agent_id, event_id=key)
+
+    await hub.recorder.run(job)
     link = hub.presence.get(agent_id)
     if link is not None and link.workspace_id == person.workspace_id:
         await link.close(CloseCode.REVOKED, "revoked")
@@ -221,9 +226,12 @@ async def rotate_agent_credential(agent_id: str, hub: Hub, person: Member) -> Ro
     """A new credential for the agent, shown once; the old one stops working at once and the
     connection it opened is closed. Put the new one in the agent's credentials file (or give
     it to the adapter) and it connects again as the same agent, without pairing."""
-    rotated = await hub.recorder.run(
-        lambda w: credentials.rotate(w, person.workspace_id, agent_id, person.actor)
-    )
+
+    def job(w: Writing) -> credentials.Rotated:
+        hosted.refuse_if_hosted(w.read, person.workspace_id, agent_id, "given a new credential")
+        return credentials.rotate(w, person.workspace_id, agent_id, person.actor)
+
+    rotated = await hub.recorder.run(job)
     link = hub.presence.get(agent_id)
     if link is not None and link.workspace_id == person.workspace_id:
         await link.close(CloseCode.UNAUTHENTICATED, "credential rotated")

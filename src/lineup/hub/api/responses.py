@@ -227,9 +227,33 @@ class Conversations(View):
     conversations: list[Conversation]
 
 
+class ImportedFile(View):
+    session_id: str
+    """The session's id, from the file's header (kept: an export of the conversation names
+    it again)."""
+    source_format: Literal["lineup", "pi"]
+    source_version: int
+    """The format version the file was written in."""
+    entries: int
+    messages: int
+    """The messages of the active branch: those the conversation shows."""
+    branches: int
+    """How many branches (leaves) the file's tree has; all of them are kept."""
+
+
+class ImportedSession(View):
+    conversation: Conversation
+    session: ImportedFile
+    duplicate: bool
+    """True when an Idempotency-Key replay found the conversation this request made before."""
+
+
 class Author(View):
     kind: str = Field(description="`user`, `agent` or `system`.")
     id: str | None
+    name: str | None = Field(
+        default=None, description="The author's name as recorded with the message, when it was."
+    )
 
 
 class Message(View):

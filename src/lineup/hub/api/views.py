@@ -71,10 +71,13 @@ def conversation(c: Conversation) -> dict[str, Any]:
 
 
 def message(m: Message) -> dict[str, Any]:
+    author: dict[str, Any] = {"kind": m.author_kind, "id": m.author_id}
+    if m.author_name:
+        author["name"] = m.author_name
     return {
         "id": m.id,
         "conversationId": m.conversation_id,
-        "author": {"kind": m.author_kind, "id": m.author_id},
+        "author": author,
         "content": m.content,
         "blocks": m.blocks,
         "attachments": m.attachments,

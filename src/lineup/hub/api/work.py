@@ -106,7 +106,8 @@ async def create_conversation(
     recorded = await hub.recorder.run(
         lambda w: commands.create_conversation(
             w, person, body.title.strip(), body.agent_ids, event_id=key, project_id=body.project_id
-        )
+        ),
+        workspace=person.workspace_id,
     )
     return await get_conversation(recorded.value, hub, person)
 
@@ -180,7 +181,8 @@ async def post_message(
             message,
             track_as_task=body.track_as_task,
             event_id=key,
-        )
+        ),
+        workspace=person.workspace_id,
     )
     row = await hub.store.read(
         lambda r: r.get_message(person.workspace_id, recorded.value["messageId"])
@@ -225,7 +227,8 @@ async def create_task(
     recorded = await hub.recorder.run(
         lambda w: commands.create_task(
             w, person, task, conversation_id=body.conversation_id, event_id=key
-        )
+        ),
+        workspace=person.workspace_id,
     )
     return await task_detail(recorded.value, hub, person)
 

@@ -1,13 +1,14 @@
 """The notification worker: committed events in, one notification per person and channel out.
 
-Two steps, each a writer transaction, so each is atomic across hub nodes (every writer
-transaction takes the ``write_lock`` row first):
+Two steps, each a writer transaction, so each is atomic across hub nodes
+(``lineup.store.write_locks``):
 
 1. **Produce.** Read each workspace's log after the persisted cursor, turn the events that
    matter into outbox rows (one per subject, person, channel and device, unique by
-   ``dedupe_key``), and move the cursor — all in one transaction. A restart resumes from the
-   cursor; a second node that runs the same pass finds the cursor moved and the keys taken.
-   The store's commit listener only wakes the worker early; the log is what it reads.
+   ``dedupe_key``), and move the cursor — all in one transaction per workspace, which names
+   it (its writers, on any node, wait for it; the others do not). A restart resumes
+   from the cursor; a second node that runs the same pass finds the cursor moved and the keys
+   taken. The store's commit listener only wakes the worker early; the log is what it reads.
 2. **Deliver.** Claim due rows for a while (``claimed_until``), send them outside any
    transaction, then record the attempt's outcome: delivered; retried with backoff on 429,
    5xx and network trouble; expired (404/410 — the subscription is removed); failed for good
@@ -25,6 +26,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lineup.hub.config import Settings
@@ -177,18 +179,28 @@ class NotificationWorker:
             )
             if not behind:
                 return total
-            created, more = await self.hub.store.write(lambda tx: self._produce_job(tx, now_ms))
-            total += created
-            if not more:
+            # One job per workspace: each waits only for that workspace's writers (and rides
+            # in their batches), never for the whole cluster.
+            passes = await asyncio.gather(
+                *(
+                    self.hub.store.write(
+                        partial(self._produce_job, now_ms=now_ms, named=[workspace_id]),
+                        workspace=workspace_id,
+                    )
+                    for workspace_id, _ in behind
+                )
+            )
+            total += sum(created for created, _ in passes)
+            more = any(more for _, more in passes)
+            if not more and len(behind) < BATCH_WORKSPACES:
                 return total
 
-    def _produce_job(self, tx: WriteTx, now_ms: int) -> tuple[int, bool]:
+    def _produce_job(self, tx: WriteTx, *, now_ms: int, named: list[str]) -> tuple[int, bool]:
         conn = tx.connection
         created = 0
         more = False
-        # Read again under the write lock: this is what makes a pass once-only.
-        behind = ns.workspaces_behind(conn, BATCH_WORKSPACES)
-        more = len(behind) == BATCH_WORKSPACES
+        # Read again under the workspaces' locks: this is what makes a pass once-only.
+        behind = ns.workspaces_behind(conn, BATCH_WORKSPACES, among=named)
         for workspace_id, cursor in behind:
             events = tx.read_events(workspace_id, after=cursor, limit=BATCH_EVENTS)
             if len(events) == BATCH_EVENTS:
@@ -257,6 +269,14 @@ class NotificationWorker:
         """Claim what is due, send it, record each outcome; returns how many were sent."""
         sent = 0
         while True:
+            # A read first: the claim is a job that runs alone in the cluster, and a tick
+            # (one per commit under load) mostly finds nothing due.
+            due = await self.hub.store.read(
+                lambda r: r.connection.execute(ns.next_due_statement(now_ms)).scalar()
+            )
+            if due is None or due > now_ms:
+                self._next_due_ms = due
+                return sent
             jobs, next_due = await self.hub.store.write(lambda tx: self._claim_job(tx, now_ms))
             self._next_due_ms = next_due
             if not jobs:

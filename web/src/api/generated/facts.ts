@@ -5,6 +5,59 @@ export type InputFormat = "text" | "email" | "url" | "number" | "integer";
 export type Risk = "low" | "medium" | "high";
 export type InteractionType = "approval" | "choice" | "input" | "review";
 
+export interface ActivityFinishedPayload {
+  activityId: string;
+  durationMs?: number;
+  error?: string;
+  exitCode?: number;
+  outputChars?: number;
+  outputUrl?: string;
+  result?: {
+    [k: string]: unknown;
+  };
+  resultUrl?: string;
+  status: string;
+  [k: string]: unknown;
+}
+export interface ActivityOutputPayload {
+  activityId: string;
+  chunk: string;
+  offset: number;
+  stream?: string;
+  [k: string]: unknown;
+}
+export interface ActivityStartedPayload {
+  activityId: string;
+  arguments?: {
+    [k: string]: unknown;
+  };
+  change?: string;
+  code?: string;
+  command?: string;
+  cwd?: string;
+  diff?: string;
+  diffUrl?: string;
+  /**
+   * ``tool_call``, ``command``, ``file_change``, ``reasoning``, ``context`` or ``error``.
+   */
+  kind: string;
+  name?: string;
+  path?: string;
+  replyTo?: string;
+  snapshotUrl?: string;
+  text?: string;
+  title?: string;
+  [k: string]: unknown;
+}
+export interface ActivityUsagePayload {
+  cachedInputTokens?: number;
+  contextWindow?: number;
+  inputTokens: number;
+  model?: string;
+  outputTokens: number;
+  reasoningTokens?: number;
+  [k: string]: unknown;
+}
 export interface AgentConfirmedPayload {
   agentId: string;
   confirmedBy: string;
@@ -225,6 +278,15 @@ export interface CapabilityStateChangedPayload {
   reason?: string;
   [k: string]: unknown;
 }
+/**
+ * An agent became part of a conversation after it was created: a person addressed a
+ * message to it there. Recorded before that message, so the agent's replies belong.
+ */
+export interface ConversationAgentJoinedPayload {
+  agentId: string;
+  conversationId: string;
+  [k: string]: unknown;
+}
 export interface ConversationCreatedPayload {
   agentIds?: string[];
   /**
@@ -334,6 +396,9 @@ export interface RecordedInteraction {
   details?: {
     [k: string]: unknown;
   } | null;
+  editableInput?: {
+    [k: string]: unknown;
+  } | null;
   expiresAt?: string | null;
   format?: InputFormat | null;
   id: string;
@@ -375,9 +440,13 @@ export interface InteractionResolvedPayload {
   [k: string]: unknown;
 }
 /**
- * The person's answer: an option, several options, and/or text (input, note, comment).
+ * The person's answer: an option, several options, and/or text (input, note, comment);
+ * for an approval with ``editableInput``, allowed with ``input`` changed by the person.
  */
 export interface InteractionResponse {
+  input?: {
+    [k: string]: unknown;
+  } | null;
   optionId?: string | null;
   optionIds?: string[] | null;
   text?: string | null;
@@ -562,6 +631,70 @@ export interface ProviderStateChangedPayload {
   version: string;
   [k: string]: unknown;
 }
+/**
+ * Entries of an imported session file, in file order, kept as read: its export writes
+ * them again. One fact holds at most one message the conversation shows — its last entry —
+ * so that each shown message has a sequence of its own, as every message has.
+ */
+export interface SessionEntriesImportedPayload {
+  conversationId: string;
+  entries: ImportedEntry[];
+  /**
+   * The place in the file of the first of ``entries`` (1: the line after the header).
+   */
+  first: number;
+  formatVersion: number;
+  message?: ImportedMessage;
+  [k: string]: unknown;
+}
+export interface ImportedEntry {
+  entry: {
+    [k: string]: unknown;
+  };
+  shown?: boolean | null;
+  [k: string]: unknown;
+}
+/**
+ * When the last of ``entries`` is a message on the active branch: how it shows.
+ */
+export interface ImportedMessage {
+  attachments?: Attachment[] | null;
+  author: MessageAuthor;
+  blocks?: ContentBlock[] | null;
+  content: string;
+  createdAt: number;
+  entryId: string;
+  messageId: string;
+  [k: string]: unknown;
+}
+/**
+ * A session file became this conversation (recorded right after its
+ * ``conversation.created``); its entries follow in ``session.entries_imported`` facts.
+ */
+export interface SessionImportedPayload {
+  conversationId: string;
+  entryCount: number;
+  /**
+   * The session file format version ``header`` and the entries are kept in.
+   */
+  formatVersion: number;
+  /**
+   * The file's header line, as the hub read it (in ``formatVersion``).
+   */
+  header: {
+    [k: string]: unknown;
+  };
+  /**
+   * The last entry: the active branch ends there, and the conversation goes on from it.
+   */
+  leafId?: string;
+  sourceFormat: "lineup" | "pi";
+  /**
+   * The version the file was written in (before it was migrated).
+   */
+  sourceVersion: number;
+  [k: string]: unknown;
+}
 export interface TaskAcceptedPayload {
   taskId: string;
   [k: string]: unknown;
@@ -691,6 +824,10 @@ export interface WorkspaceCreatedPayload {
 }
 
 export interface FactPayloads {
+  "activity.finished": ActivityFinishedPayload;
+  "activity.output": ActivityOutputPayload;
+  "activity.started": ActivityStartedPayload;
+  "activity.usage": ActivityUsagePayload;
   "agent.confirmed": AgentConfirmedPayload;
   "agent.connected": AgentConnectedPayload;
   "agent.paired": AgentPairedPayload;
@@ -708,6 +845,7 @@ export interface FactPayloads {
   "binding.removed": BindingRemovedPayload;
   "capability.invoked": CapabilityInvokedPayload;
   "capability.state_changed": CapabilityStateChangedPayload;
+  "conversation.agent_joined": ConversationAgentJoinedPayload;
   "conversation.created": ConversationCreatedPayload;
   "execution.accepted": ExecutionAcceptedPayload;
   "execution.attempted": ExecutionAttemptedPayload;
@@ -731,6 +869,8 @@ export interface FactPayloads {
   "provider.change_decided": ProviderChangeDecidedPayload;
   "provider.change_requested": ProviderChangeRequestedPayload;
   "provider.state_changed": ProviderStateChangedPayload;
+  "session.entries_imported": SessionEntriesImportedPayload;
+  "session.imported": SessionImportedPayload;
   "task.accepted": TaskAcceptedPayload;
   "task.cancel_requested": TaskCancelRequestedPayload;
   "task.child_created": TaskChildCreatedPayload;

@@ -963,6 +963,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{workspace_id}/conversations/{conversation_id}/session.jsonl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Session
+         * @description The conversation as a session file: one JSON object per line, the header first.
+         */
+        get: operations["download_session_api_workspaces__workspace_id__conversations__conversation_id__session_jsonl_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/conversations/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Session
+         * @description Make a new conversation of a session file. A file that cannot be read is
+         *     ``invalid_argument`` naming its first bad line (``details.line``).
+         */
+        post: operations["import_session_api_workspaces__workspace_id__conversations_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{workspace_id}/devices/{device_id}/tools": {
         parameters: {
             query?: never;
@@ -976,6 +1017,27 @@ export interface paths {
          * @description Register (or replace) the tools this device offers; an empty list withdraws them.
          */
         put: operations["register_api_workspaces__workspace_id__devices__device_id__tools_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/engines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Engine Catalog
+         * @description The engines this hub knows — runnable, installed, version, how to add each — and the
+         *     directories hosted agents may work in.
+         */
+        get: operations["engine_catalog_api_workspaces__workspace_id__engines_get"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1057,6 +1119,53 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/hosted-agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Hosted
+         * @description The workspace's hosted agents, and the engines this hub can run.
+         */
+        get: operations["list_hosted_api_workspaces__workspace_id__hosted_agents_get"];
+        put?: never;
+        /**
+         * Create Hosted
+         * @description Create a hosted agent: it appears in the agents list, confirmed, and its engine starts
+         *     on the first message of each conversation.
+         */
+        post: operations["create_hosted_api_workspaces__workspace_id__hosted_agents_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{workspace_id}/hosted-agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Hosted */
+        get: operations["get_hosted_api_workspaces__workspace_id__hosted_agents__agent_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Hosted
+         * @description Stop its engines and revoke the agent; its conversations and tasks stay. The
+         *     workspace's owners and the person who created it may.
+         */
+        delete: operations["delete_hosted_api_workspaces__workspace_id__hosted_agents__agent_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2083,6 +2192,11 @@ export interface components {
              * @description `user`, `agent` or `system`.
              */
             kind: string;
+            /**
+             * Name
+             * @description The author's name as recorded with the message, when it was.
+             */
+            name?: string | null;
         };
         /** AuthView */
         AuthView: {
@@ -2529,6 +2643,28 @@ export interface components {
             /** Lasterror */
             lastError: string | null;
         };
+        /** EngineCatalog */
+        EngineCatalog: {
+            /** Engines */
+            engines: components["schemas"]["EngineView"][];
+            /** Hosting */
+            hosting: boolean;
+            /** Roots */
+            roots: string[];
+        };
+        /** EngineView */
+        EngineView: {
+            /** Installed */
+            installed: boolean;
+            /** Installhint */
+            installHint: string;
+            /** Name */
+            name: string;
+            /** Runnable */
+            runnable: boolean;
+            /** Version */
+            version: string | null;
+        };
         /** ErrorBody */
         ErrorBody: {
             code: components["schemas"]["ErrorCode"];
@@ -2688,6 +2824,31 @@ export interface components {
             /** Ok */
             ok: boolean;
         };
+        /** HostedAgentList */
+        HostedAgentList: {
+            /** Engines */
+            engines: string[];
+            /** Hostedagents */
+            hostedAgents: components["schemas"]["HostedAgentView"][];
+        };
+        /** HostedAgentView */
+        HostedAgentView: {
+            /** Agentid */
+            agentId: string;
+            /** Createdat */
+            createdAt: string;
+            /** Createdby */
+            createdBy: string;
+            /** Cwd */
+            cwd: string;
+            /** Engine */
+            engine: string;
+            /** Maydelete */
+            mayDelete: boolean;
+            model: components["schemas"]["ModelView"];
+            /** Projectid */
+            projectId: string | null;
+        };
         /**
          * HubInfo
          * @description Where agents reach the hub, and the certificate it serves.
@@ -2708,6 +2869,31 @@ export interface components {
             tlsMode: "off" | "certificate" | "self_signed";
             /** Websocketurl */
             websocketUrl: string;
+        };
+        /** ImportedFile */
+        ImportedFile: {
+            /** Branches */
+            branches: number;
+            /** Entries */
+            entries: number;
+            /** Messages */
+            messages: number;
+            /** Sessionid */
+            sessionId: string;
+            /**
+             * Sourceformat
+             * @enum {string}
+             */
+            sourceFormat: "lineup" | "pi";
+            /** Sourceversion */
+            sourceVersion: number;
+        };
+        /** ImportedSession */
+        ImportedSession: {
+            conversation: components["schemas"]["Conversation"];
+            /** Duplicate */
+            duplicate: boolean;
+            session: components["schemas"]["ImportedFile"];
         };
         /** Inbox */
         Inbox: {
@@ -2792,9 +2978,14 @@ export interface components {
         };
         /**
          * InteractionResponse
-         * @description The person's answer: an option, several options, and/or text (input, note, comment).
+         * @description The person's answer: an option, several options, and/or text (input, note, comment);
+         *     for an approval with ``editableInput``, allowed with ``input`` changed by the person.
          */
         InteractionResponse: {
+            /** Input */
+            input?: {
+                [key: string]: unknown;
+            } | null;
             /** Optionid */
             optionId?: string | null;
             /** Optionids */
@@ -2987,6 +3178,31 @@ export interface components {
          * @enum {string}
          */
         Mode: "sync" | "async";
+        /** ModelSettings */
+        ModelSettings: {
+            /**
+             * Api
+             * @enum {string}
+             */
+            api: "openai-responses" | "openai-chat" | "anthropic-messages";
+            /** Apikey */
+            apiKey?: string | null;
+            /** Baseurl */
+            baseUrl: string;
+            /** Model */
+            model: string;
+        };
+        /** ModelView */
+        ModelView: {
+            /** Api */
+            api: string;
+            /** Baseurl */
+            baseUrl: string;
+            /** Hasapikey */
+            hasApiKey: boolean;
+            /** Model */
+            model: string;
+        };
         /** NewCode */
         NewCode: {
             /** Agentname */
@@ -3000,6 +3216,18 @@ export interface components {
             projectId?: string | null;
             /** Title */
             title: string;
+        };
+        /** NewHostedAgent */
+        NewHostedAgent: {
+            /** Cwd */
+            cwd: string;
+            /** Engine */
+            engine: string;
+            model: components["schemas"]["ModelSettings"];
+            /** Name */
+            name: string;
+            /** Projectid */
+            projectId?: string | null;
         };
         /** NewInvitation */
         NewInvitation: {
@@ -7865,6 +8093,169 @@ export interface operations {
             };
         };
     };
+    download_session_api_workspaces__workspace_id__conversations__conversation_id__session_jsonl_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session file (docs/sessions.md), as a download. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    import_session_api_workspaces__workspace_id__conversations_import_post: {
+        parameters: {
+            query?: {
+                projectId?: string | null;
+            };
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A session file, LineUp's or Pi's, at most 16,777,216 bytes. */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportedSession"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `conflict`: the state does not allow it (already answered, finished, revoked, an Idempotency-Key reused for another change). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     register_api_workspaces__workspace_id__devices__device_id__tools_put: {
         parameters: {
             query?: never;
@@ -7930,6 +8321,64 @@ export interface operations {
             };
             /** @description `invalid_argument`: the request body is too large. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    engine_catalog_api_workspaces__workspace_id__engines_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineCatalog"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8170,6 +8619,278 @@ export interface operations {
             };
             /** @description `unauthenticated`: no session, or it ended; sign in again. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_hosted_api_workspaces__workspace_id__hosted_agents_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedAgentList"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_hosted_api_workspaces__workspace_id__hosted_agents_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewHostedAgent"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedAgentView"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `invalid_argument`: the request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_hosted_api_workspaces__workspace_id__hosted_agents__agent_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostedAgentView"];
+                };
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: nothing with that id in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable or busy (nothing was written), or the hub is at capacity; retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_hosted_api_workspaces__workspace_id__hosted_agents__agent_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_argument`: the request is not valid (a body field, a query or path parameter, a header); `details.problems` lists what is wrong. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthenticated`: no session, or it ended; sign in again. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: no valid `X-CSRF-Token` header on a state change, or the person is not a member of the workspace, or may not do this. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

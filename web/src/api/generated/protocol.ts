@@ -17,6 +17,9 @@ export interface InteractionRequest {
   details?: {
     [k: string]: unknown;
   } | null;
+  editableInput?: {
+    [k: string]: unknown;
+  } | null;
   expiresAt?: string | null;
   format?: InputFormat | null;
   id: string;
@@ -49,9 +52,13 @@ export interface InteractionOption {
   [k: string]: unknown;
 }
 /**
- * The person's answer: an option, several options, and/or text (input, note, comment).
+ * The person's answer: an option, several options, and/or text (input, note, comment);
+ * for an approval with ``editableInput``, allowed with ``input`` changed by the person.
  */
 export interface InteractionResponse {
+  input?: {
+    [k: string]: unknown;
+  } | null;
   optionId?: string | null;
   optionIds?: string[] | null;
   text?: string | null;

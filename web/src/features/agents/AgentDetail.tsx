@@ -1,12 +1,12 @@
 // One agent: facts, confirmation (after pairing), settings, rename, revoke, its connection
-// history and its own diagnostic logs.
+// history and its own diagnostic logs; for an agent the hub hosts, its hosting definition.
 
 import { useEffect, useId, useState, type FormEvent } from "react";
 import { ApiError, newIdempotencyKey } from "../../api/client";
 import type { HubEvent } from "../../api/types";
 import type { WorkspaceApi } from "../../api/hub";
 import { useWorkspace } from "../../app/workspace";
-import { Link } from "../../lib/router";
+import { Link, navigate } from "../../lib/router";
 import { useTitle } from "../../lib/useTitle";
 import { useNow } from "../../lib/useNow";
 import { fullTime } from "../../lib/time";
@@ -28,6 +28,7 @@ import { Timeline } from "../tasks/TaskDetail";
 import { DiagnosticLogs } from "./DiagnosticLogs";
 import { AgentSettings } from "./AgentSettings";
 import { ConfirmAgent } from "./ConfirmAgent";
+import { HostingCard, useHostedAgent } from "./HostingCard";
 import "./agents.css";
 
 const AGENT_TYPES = new Set([
@@ -61,6 +62,8 @@ export function AgentDetail({ agentId }: { agentId: string }) {
   const { api, agents, actorName } = useWorkspace();
   const { direct } = useSession(); // direct mode: the one agent cannot be revoked
   const agent = agents.data?.find((a) => a.id === agentId);
+  const hosted = useHostedAgent(agentId);
+  const isHosted = Boolean(hosted.data);
   const [history, setHistory] = useState<HubEvent[] | null>(null);
   const [historyError, setHistoryError] = useState<string | null>(null);
   useTitle(agent?.name ?? "Agent");
@@ -103,6 +106,11 @@ export function AgentDetail({ agentId }: { agentId: string }) {
           <AgentStatusPill agent={agent} />
           {agent.confirmed ? null : <StatusPill tone="waiting" icon="hand" label="Awaiting your confirmation" />}
         </div>
+        {agent.confirmed && agent.status !== "revoked" ? (
+          <Button icon="chat" onClick={() => navigate(`/conversations?new=1&agent=${encodeURIComponent(agent.id)}`)}>
+            Start a conversation
+          </Button>
+        ) : null}
       </header>
       {!agent.confirmed && agent.status !== "revoked" ? (
         <Card className="confirm-card">
@@ -167,12 +175,15 @@ export function AgentDetail({ agentId }: { agentId: string }) {
           </Card>
         ) : null}
 
+        {hosted.data ? <HostingCard hosted={hosted.data} name={agent.name} /> : null}
+
         {agent.status !== "revoked" ? (
           <Card>
             <h2 className="card-title">Manage</h2>
             <Rename agentId={agent.id} name={agent.name} />
-            {direct ? null : <RotateCredential agentId={agent.id} name={agent.name} />}
-            {direct ? null : <Revoke agentId={agent.id} name={agent.name} />}
+            {/* a hosted agent's credential is the hub's to keep: it is deleted, not revoked */}
+            {direct || isHosted ? null : <RotateCredential agentId={agent.id} name={agent.name} />}
+            {direct || isHosted ? null : <Revoke agentId={agent.id} name={agent.name} />}
           </Card>
         ) : null}
       </div>

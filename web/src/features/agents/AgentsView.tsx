@@ -1,4 +1,5 @@
-// Agents: who is connected, when they last beat, what they can do; pair a new one.
+// Agents: who is connected, when they last beat, what they can do; pair a new one, or have
+// the hub host one.
 
 import type { Agent } from "../../api/types";
 import { useWorkspace } from "../../app/workspace";
@@ -8,6 +9,7 @@ import { useNow } from "../../lib/useNow";
 import { AgentStatusPill, Button, EmptyState, ErrorBanner, Icon, Loading, RelativeTime, StatusPill } from "../../ui";
 import { useSession } from "../auth/session";
 import { ConnectAgent } from "./ConnectAgent";
+import { HostAgent } from "./HostAgent";
 import "./agents.css";
 
 export function AgentsView() {
@@ -16,9 +18,13 @@ export function AgentsView() {
   // Direct mode serves one agent from inside it: there is nothing to pair.
   const canPair = !useSession().direct;
   const connecting = canPair && loc.search.get("connect") === "1";
+  const hosting = canPair && !connecting && loc.search.get("host") === "1";
   useTitle("Agents");
   useNow(5_000);
-  const setConnecting = (on: boolean) => navigate(withQuery(loc, { connect: on ? "1" : null }), { replace: true });
+  const setConnecting = (on: boolean) =>
+    navigate(withQuery(loc, { connect: on ? "1" : null, host: null }), { replace: true });
+  const setHosting = (on: boolean) => navigate(withQuery(loc, { host: on ? "1" : null, connect: null }), { replace: true });
+  const adding = connecting || hosting;
   const list = agents.data ?? [];
   const active = list.filter((a) => a.status !== "revoked");
   const revoked = list.filter((a) => a.status === "revoked");
@@ -35,26 +41,38 @@ export function AgentsView() {
             </p>
           ) : null}
         </div>
-        {canPair && !connecting ? (
-          <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
-            Connect my agent
-          </Button>
+        {canPair && !adding ? (
+          <div className="button-row">
+            <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
+              Connect my agent
+            </Button>
+            <Button icon="package" onClick={() => setHosting(true)}>
+              Host an agent
+            </Button>
+          </div>
         ) : null}
       </header>
       {connecting ? <ConnectAgent onClose={() => setConnecting(false)} /> : null}
+      {hosting ? <HostAgent onClose={() => setHosting(false)} /> : null}
       {agents.error && !agents.data ? <ErrorBanner error={agents.error} onRetry={agents.reload} /> : null}
       {!agents.data && !agents.error ? <Loading what="agents" /> : null}
-      {agents.data && active.length === 0 && canPair && !connecting ? (
+      {agents.data && active.length === 0 && canPair && !adding ? (
         <EmptyState
           icon="agent"
           title="No agents yet — Connect my agent to pair one"
           action={
-            <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
-              Connect my agent
-            </Button>
+            <div className="button-row">
+              <Button variant="primary" icon="plus" onClick={() => setConnecting(true)}>
+                Connect my agent
+              </Button>
+              <Button icon="package" onClick={() => setHosting(true)}>
+                Host an agent
+              </Button>
+            </div>
           }
         >
-          You get a one-time code and a command to run where your agent lives.
+          You get a one-time code and a command to run where your agent lives. Or host one: this hub runs a coding
+          engine for you, in a directory on its machine.
         </EmptyState>
       ) : null}
       {active.length > 0 ? (

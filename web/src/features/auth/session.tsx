@@ -35,6 +35,14 @@ export interface Session {
   direct: { agentName: string } | null;
   /** Direct mode: sign in with the pre-shared token. */
   signInWithToken(token: string): Promise<void>;
+  /** Relay mode: the agent is reached through WuKongIM; null otherwise. */
+  relay: RelayMode | null;
+}
+
+/** Relay mode's part in the session: signing out forgets the IM session, not a hub's. */
+export interface RelayMode {
+  agentName: string;
+  signOut(): void;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -52,7 +60,15 @@ function pickWorkspace(me: Me, preferred?: string | null): string | null {
   return ids[0] ?? null;
 }
 
-export function SessionProvider({ children, transport: given }: { children: ReactNode; transport?: Transport }) {
+export function SessionProvider({
+  children,
+  transport: given,
+  relay = null,
+}: {
+  children: ReactNode;
+  transport?: Transport;
+  relay?: RelayMode | null;
+}) {
   const transport = useMemo(() => given ?? new Transport(), [given]);
   const accounts = useMemo(() => new AccountApi(transport), [transport]);
   const [state, setState] = useState<SessionState>({ status: "loading" });
@@ -124,6 +140,10 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         adopt(me, me.workspaceId);
       },
       async signOut() {
+        if (relay) {
+          relay.signOut();
+          return;
+        }
         try {
           await accounts.signOut();
         } catch (err) {
@@ -151,8 +171,9 @@ export function SessionProvider({ children, transport: given }: { children: Reac
         const me = await directApi.startSession(token);
         adopt(me, me.workspaceId);
       },
+      relay,
     }),
-    [state, transport, accounts, auth, options, adopt, refresh, direct, directApi],
+    [state, transport, accounts, auth, options, adopt, refresh, direct, directApi, relay],
   );
 
   return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;

@@ -13,6 +13,8 @@ import { PHONE, TOUCH, useMediaQuery } from "../../lib/useMediaQuery";
 import { useNow } from "../../lib/useNow";
 import { clockTime, fullTime } from "../../lib/time";
 import { useHubEvents, useStreams } from "../../realtime/RealtimeProvider";
+import { TokenUsage, TranscriptItem, useActivityEvents } from "../transcript/Transcript";
+import { buildTranscript, isActivityEvent, type TranscriptEntry } from "../transcript/transcript";
 import type { StreamingMessage } from "../../realtime/streams";
 import { AgentStatusPill, Button, ErrorBanner, Icon, Loading, ProgressBar, TaskStatusPill } from "../../ui";
 import { InteractionCard } from "../interactions/InteractionCard";
@@ -22,6 +24,7 @@ import type { Approval, Execution, ToolCall } from "../../api/types";
 import { ApprovalCard } from "../governance/ApprovalCard";
 import { RunRow } from "../governance/RunRow";
 import { CanvasCard, ToolCallCard, inboxEntries, useToolRunner } from "../../tools";
+import { DownloadSession } from "./SessionFiles";
 import "./conversations.css";
 
 type Item =
@@ -33,13 +36,16 @@ type Item =
   | { kind: "canvas"; at: string; seq: number; instanceId: string; openCall?: ToolCall; pending: number }
   // a governed write's confirm card, and a governed execution's run
   | { kind: "approval"; at: string; seq: number; approval: Approval }
-  | { kind: "run"; at: string; seq: number; execution: Execution };
+  | { kind: "run"; at: string; seq: number; execution: Execution }
+  // what an agent did: a tool call, a command, a diff, a reasoning summary
+  | { kind: "activity"; at: string; seq: number; entry: TranscriptEntry };
 
 interface Pending {
   key: string;
   content: string;
   targetAgentId: string | null;
   trackAsTask: boolean;
+  steer?: boolean;
   state: "sending" | "failed";
   error?: string;
 }
@@ -65,10 +71,13 @@ export function messageFromEvent(event: HubEvent): Message | null {
 
 export function ConversationView({ conversationId }: { conversationId: string }) {
   const { api, agents, agentName, user } = useWorkspace();
-  const conversation = useResource(() => api.conversation(conversationId), [api, conversationId]);
+  const conversation = useResource(() => api.conversation(conversationId), [api, conversationId], {
+    refreshOn: (e) => e.conversationId === conversationId && e.type === "conversation.agent_joined",
+  });
   const page = useResource<MessagesPage>(() => api.messages(conversationId), [api, conversationId], {
+    // transcript entries arrive many a second and follow themselves (useActivityEvents)
     refreshOn: (e) =>
-      e.conversationId === conversationId ||
+      (e.conversationId === conversationId && !isActivityEvent(e)) ||
       e.type === "agent.status_changed" ||
       e.type === "agent.connected",
   });
@@ -89,6 +98,8 @@ export function ConversationView({ conversationId }: { conversationId: string })
   const projectId = conversation.data?.projectId ?? null;
   const project = useResource(() => (projectId ? api.project(projectId) : Promise.resolve(null)), [api, projectId]);
   const streams = useStreams();
+  const activity = useActivityEvents(api, `conversation:${conversationId}`, (e) => e.conversationId === conversationId);
+  const transcript = useMemo(() => buildTranscript(activity.data ?? []), [activity.data]);
   const [pending, setPending] = useState<Pending[]>([]);
   useTitle(conversation.data?.title ?? "Conversation");
   useNow(30_000);
@@ -124,7 +135,11 @@ export function ConversationView({ conversationId }: { conversationId: string })
     (p: Pending) => {
       setPending((list) => [...list.filter((x) => x.key !== p.key), { ...p, state: "sending", error: undefined }]);
       api
-        .postMessage(conversationId, { content: p.content, targetAgentId: p.targetAgentId, trackAsTask: p.trackAsTask }, p.key)
+        .postMessage(
+          conversationId,
+          { content: p.content, targetAgentId: p.targetAgentId, trackAsTask: p.trackAsTask, steer: p.steer },
+          p.key,
+        )
         .then((posted) => {
           setPending((list) => list.filter((x) => x.key !== p.key));
           addMessage(posted.message);
@@ -152,10 +167,11 @@ export function ConversationView({ conversationId }: { conversationId: string })
       ),
       ...(approvals.data ?? []).map((a) => ({ kind: "approval" as const, at: a.createdAt, seq: a.sequence, approval: a })),
       ...(executions.data ?? []).map((x) => ({ kind: "run" as const, at: x.startedAt, seq: 0, execution: x })),
+      ...transcript.entries.map((entry) => ({ kind: "activity" as const, at: entry.startedAt, seq: entry.sequence, entry })),
     ];
     out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.seq - b.seq));
     return out;
-  }, [page.data, toolCalls.data, approvals.data, executions.data]);
+  }, [page.data, toolCalls.data, approvals.data, executions.data, transcript]);
   const known = useMemo(() => new Set((page.data?.messages ?? []).map((m) => m.id)), [page.data]);
   const live = streams.filter(
     (s) => !known.has(s.messageId) && (s.conversationId === conversationId || (s.taskId != null && taskIds.has(s.taskId))),
@@ -214,6 +230,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
               );
             })}
           </ul>
+          <DownloadSession api={api} conversationId={conversationId} />
         </div>
       </header>
 
@@ -267,6 +284,10 @@ export function ConversationView({ conversationId }: { conversationId: string })
                     onDecided={approvals.reload}
                   />
                 </li>
+              ) : item.kind === "activity" ? (
+                <li key={`activity:${item.entry.activityId}`} className="stream-activity">
+                  <TranscriptItem entry={item.entry} />
+                </li>
               ) : item.kind === "run" ? (
                 <li key={item.execution.id} className="stream-run">
                   <RunRow execution={item.execution} agentName={agentName(item.execution.agentId)} />
@@ -294,6 +315,11 @@ export function ConversationView({ conversationId }: { conversationId: string })
             {live.map((s) => (
               <StreamingBubble key={s.messageId} stream={s} />
             ))}
+            {transcript.usage ? (
+              <li className="stream-activity">
+                <TokenUsage usage={transcript.usage} />
+              </li>
+            ) : null}
             {pending.map((p) => (
               <PendingBubble
                 key={p.key}
@@ -439,18 +465,23 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
   const [content, setContent] = useState("");
   const [target, setTarget] = useState<string>("");
   const [track, setTrack] = useState(false);
+  const [steer, setSteer] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const textId = useId();
   const targetId = useId();
   const trackId = useId();
+  const steerId = useId();
   const errorId = useId();
   const effectiveTarget = target || candidates[0]?.id || "";
+  // Until the agents are known a message would go to no agent at all.
+  const loadingAgents = agents.data === undefined;
   const phone = useMediaQuery(PHONE);
   const enterSends = !useMediaQuery(TOUCH);
 
   function send(e?: FormEvent) {
     e?.preventDefault();
     const text = content.trim();
+    if (loadingAgents) return;
     if (!text) {
       setError("Write a message first.");
       return;
@@ -465,10 +496,12 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
       content: text,
       targetAgentId: effectiveTarget || null,
       trackAsTask: track,
+      steer: steer && !track,
       state: "sending",
     });
     setContent("");
     setTrack(false);
+    setSteer(false);
   }
 
   function onKey(e: KeyboardEvent<HTMLTextAreaElement>) {
@@ -512,11 +545,31 @@ function Composer({ conversationAgents, onSend }: { conversationAgents: string[]
             ))}
           </select>
           <label className="check-inline" htmlFor={trackId}>
-            <input id={trackId} type="checkbox" checked={track} onChange={(e) => setTrack(e.target.checked)} />
+            <input
+              id={trackId}
+              type="checkbox"
+              checked={track}
+              onChange={(e) => {
+                setTrack(e.target.checked);
+                if (e.target.checked) setSteer(false);
+              }}
+            />
             Track as task
           </label>
+          <label className="check-inline" htmlFor={steerId} title="Send it into what the agent is doing now, instead of after it">
+            <input
+              id={steerId}
+              type="checkbox"
+              checked={steer}
+              onChange={(e) => {
+                setSteer(e.target.checked);
+                if (e.target.checked) setTrack(false);
+              }}
+            />
+            Steer
+          </label>
         </div>
-        <Button type="submit" variant="primary" icon="send">
+        <Button type="submit" variant="primary" icon="send" disabled={loadingAgents} title={loadingAgents ? "Loading the agents…" : undefined}>
           Send
         </Button>
       </div>

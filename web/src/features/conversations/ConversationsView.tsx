@@ -6,32 +6,57 @@ import { useWorkspace } from "../../app/workspace";
 import { Link, navigate, useLocation } from "../../lib/router";
 import { useResource } from "../../lib/useResource";
 import { useTitle } from "../../lib/useTitle";
+import { useSession } from "../auth/session";
 import { Button, Card, EmptyState, ErrorBanner, Icon, Loading, RelativeTime } from "../../ui";
+import { ImportSession } from "./SessionFiles";
 import "./conversations.css";
 
 export function ConversationsView() {
   const { api, agentName } = useWorkspace();
   const loc = useLocation();
   const [creating, setCreating] = useState(loc.search.get("new") === "1");
+  const [importing, setImporting] = useState(false);
   useTitle("Conversations");
   const list = useResource(() => api.conversations().then((r) => r.conversations), [api], {
-    refreshOn: (e) => e.type === "conversation.created" || e.type === "message.created",
+    refreshOn: (e) =>
+      e.type === "conversation.created" || e.type === "conversation.agent_joined" || e.type === "message.created",
   });
 
   return (
     <div className="page">
       <header className="page-head page-head-row">
         <h1>Conversations</h1>
-        {!creating ? (
-          <Button variant="primary" icon="plus" onClick={() => setCreating(true)}>
-            New conversation
-          </Button>
-        ) : null}
+        <div className="button-row">
+          {!importing ? (
+            <Button
+              icon="upload"
+              onClick={() => {
+                setImporting(true);
+                setCreating(false);
+              }}
+            >
+              Import session
+            </Button>
+          ) : null}
+          {!creating ? (
+            <Button
+              variant="primary"
+              icon="plus"
+              onClick={() => {
+                setCreating(true);
+                setImporting(false);
+              }}
+            >
+              New conversation
+            </Button>
+          ) : null}
+        </div>
       </header>
-      {creating ? <NewConversation onCancel={() => setCreating(false)} /> : null}
+      {creating ? <NewConversation agentId={loc.search.get("agent")} onCancel={() => setCreating(false)} /> : null}
+      {importing ? <ImportSession onCancel={() => setImporting(false)} /> : null}
       {list.error && !list.data ? <ErrorBanner error={list.error} onRetry={list.reload} /> : null}
       {!list.data && !list.error ? <Loading what="conversations" /> : null}
-      {list.data && list.data.length === 0 && !creating ? (
+      {list.data && list.data.length === 0 && !creating && !importing ? (
         <EmptyState
           icon="chat"
           title="No conversations yet"
@@ -68,11 +93,14 @@ export function ConversationsView() {
   );
 }
 
-function NewConversation({ onCancel }: { onCancel: () => void }) {
-  const { api, agents } = useWorkspace();
+function NewConversation({ agentId, onCancel }: { agentId: string | null; onCancel: () => void }) {
+  const { api, agents, agentName } = useWorkspace();
+  const { direct } = useSession();
   const live = (agents.data ?? []).filter((a) => a.status !== "revoked" && a.confirmed !== false);
   const [title, setTitle] = useState("");
-  const [picked, setPicked] = useState<string[] | null>(null);
+  const [picked, setPicked] = useState<string[] | null>(agentId ? [agentId] : null);
+  // a hosted agent given a project works in that project's conversations only
+  const hosted = useResource(() => api.hostedAgents().then((r) => r.hostedAgents), [api], { enabled: !direct });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [key] = useState(newIdempotencyKey);
@@ -83,6 +111,10 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
   const startable = (projects.data ?? []).filter((p) => p.role === "owner" || p.role === "editor");
   const [project, setProject] = useState("");
   const chosen = picked ?? (live.length === 1 ? [live[0]!.id] : []);
+  const homed = (hosted.data ?? []).find((h) => h.projectId && chosen.includes(h.agentId));
+  const home = homed?.projectId ?? null;
+  const projectValue = project || home || "";
+  const homeName = (projects.data ?? []).find((p) => p.id === home)?.name;
 
   async function create(e: FormEvent) {
     e.preventDefault();
@@ -93,7 +125,7 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      const created = await api.createConversation(title.trim(), chosen, key, project || null);
+      const created = await api.createConversation(title.trim(), chosen, key, projectValue || null);
       navigate(`/conversations/${created.id}`);
     } catch (err) {
       setError((err as ApiError).message);
@@ -118,7 +150,12 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
         </div>
         <div className="field">
           <label htmlFor={projectId}>Project</label>
-          <select id={projectId} value={project} onChange={(e) => setProject(e.target.value)}>
+          <select
+            id={projectId}
+            value={projectValue}
+            aria-describedby={homed ? `${projectId}-home` : undefined}
+            onChange={(e) => setProject(e.target.value)}
+          >
             <option value="">Personal (agents may only read outside systems)</option>
             {startable.map((p) => (
               <option key={p.id} value={p.id}>
@@ -126,6 +163,12 @@ function NewConversation({ onCancel }: { onCancel: () => void }) {
               </option>
             ))}
           </select>
+          {homed ? (
+            <p id={`${projectId}-home`} className="field-hint">
+              {agentName(homed.agentId)} works in project {homeName ? `“${homeName}”` : "of its own"} only: the
+              conversation belongs to it.
+            </p>
+          ) : null}
         </div>
         <fieldset className="checks">
           <legend>Agents in this conversation</legend>

@@ -1,4 +1,4 @@
-import { act, render, screen, within } from "@testing-library/react";
+import { act, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../api/client";
@@ -27,6 +27,82 @@ const approval = makeInteraction({
     { id: "reject", label: "Don't run", style: "danger" },
   ],
   details: { migrationCount: 3, environment: "production" },
+});
+
+describe("an engine's approval card", () => {
+  const command = makeInteraction({
+    type: "approval",
+    title: "Run make build?",
+    content: "$ make build",
+    impact: "Runs in /srv/app.",
+    details: { kind: "command", command: "make build", cwd: "/srv/app" },
+  });
+  const tool = makeInteraction({
+    type: "approval",
+    title: "Let the engine use Write?",
+    content: '{\n  "path": "notes.txt",\n  "text": "draft"\n}',
+    editableInput: { path: "notes.txt", text: "draft" },
+    options: [
+      { id: "approve", label: "Allow", style: "primary" },
+      { id: "reject", label: "Deny", style: "danger" },
+    ],
+  });
+
+  it("shows the command it asks about above the buttons", () => {
+    card(command);
+    expect(screen.getByRole("region", { name: "What it will do" })).toHaveTextContent("$ make build");
+    expect(screen.getByText("Runs in /srv/app.")).toBeVisible();
+  });
+
+  it("shows a diff with its lines marked", () => {
+    card(makeInteraction({ type: "approval", content: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new" }));
+    const diff = screen.getByTestId("review-diff");
+    expect(within(diff).getByText(/new/)).toHaveClass("diff-add");
+  });
+
+  it("allows an editable input as it is", async () => {
+    const { user, api } = card(tool);
+    await user.click(screen.getByRole("button", { name: "Allow" }));
+    expect(api.respond).toHaveBeenCalledWith("int_1", { optionId: "approve" }, expect.any(String));
+  });
+
+  it("allows it with the input the person edited", async () => {
+    const { user, api } = card(tool);
+    await user.click(screen.getByRole("button", { name: "Edit input" }));
+    const field = screen.getByLabelText("Input (JSON)");
+    await waitFor(() => expect(field).toHaveFocus());
+    await user.clear(field);
+    await user.click(field);
+    await user.paste('{"path": "notes.txt", "text": "final"}');
+    await user.click(screen.getByRole("button", { name: "Allow with edits" }));
+    expect(api.respond).toHaveBeenCalledWith(
+      "int_1",
+      { optionId: "approve", input: { path: "notes.txt", text: "final" } },
+      expect.any(String),
+    );
+    expect(await screen.findByText("Allow with an edited input", { selector: ".outcome-answer" })).toBeVisible();
+  });
+
+  it("keeps an input that is not a JSON object from being sent, and says why", async () => {
+    const { user, api } = card(tool);
+    await user.click(screen.getByRole("button", { name: "Edit input" }));
+    const field = screen.getByLabelText("Input (JSON)");
+    await user.clear(field);
+    await user.click(field);
+    await user.paste('["not", "an object"]');
+    await user.click(screen.getByRole("button", { name: "Allow with edits" }));
+    expect(api.respond).not.toHaveBeenCalled();
+    expect(screen.getByText("The input must be a JSON object: { … }.")).toBeVisible();
+    expect(field).toHaveAttribute("aria-invalid", "true");
+  });
+
+  it("denies with a reason", async () => {
+    const { user, api } = card(tool);
+    await user.click(screen.getByRole("button", { name: "Add a note" }));
+    await user.type(screen.getByLabelText("Note (optional)"), "Not that file");
+    await user.click(screen.getByRole("button", { name: "Deny" }));
+    expect(api.respond).toHaveBeenCalledWith("int_1", { optionId: "reject", text: "Not that file" }, expect.any(String));
+  });
 });
 
 describe("approval card", () => {

@@ -1,7 +1,8 @@
 import { useRef, useState } from "react";
 import { Button, Icon } from "../../ui";
 import type { ActionProps } from "./InteractionCard";
-import { diffLines, looksLikeDiff } from "./diff";
+import { DiffView } from "./CardContent";
+import { looksLikeDiff } from "./diff";
 import { linkAttributes } from "../../lib/links";
 import { AnswerField } from "../../answering/AnswerField";
 
@@ -67,22 +68,6 @@ export function ReviewActions({ interaction, busy, pending, submit }: ActionProp
           Request changes
         </Button>
       </div>
-    </div>
-  );
-}
-
-const DIFF_LABEL = { add: "added", remove: "removed" } as const;
-
-/** Each line keeps its + or − sign, so the colour is never the only cue. */
-function DiffView({ text }: { text: string }) {
-  return (
-    <div className="diff" data-testid="review-diff">
-      {diffLines(text).map((line, i) => (
-        <div key={i} className={`diff-line diff-${line.kind}`}>
-          {line.kind === "add" || line.kind === "remove" ? <span className="sr-only">{DIFF_LABEL[line.kind]}: </span> : null}
-          {line.text || "\u00a0"}
-        </div>
-      ))}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeResponse, validateInput } from "./validation";
+import { describeResponse, editedInput, validateInput } from "./validation";
 import { makeInteraction } from "../../test/fixtures";
 
 describe("input validation", () => {
@@ -44,5 +44,35 @@ describe("answers in words", () => {
     );
     const input = makeInteraction({ type: "input" });
     expect(describeResponse({ request: input.request, response: { text: "https://x.test" } })).toBe("https://x.test");
+  });
+});
+
+describe("an approval's edited input", () => {
+  const proposed = { path: "notes.txt", text: "draft" };
+
+  it("is the edited object, or nothing when it says the same as the proposed one", () => {
+    expect(editedInput('{"path": "notes.txt", "text": "final"}', proposed)).toEqual({
+      input: { path: "notes.txt", text: "final" },
+      error: null,
+    });
+    expect(editedInput('{\n  "text": "draft",\n  "path": "notes.txt"\n}', proposed)).toEqual({ input: null, error: null });
+  });
+
+  it("must be valid JSON, and an object", () => {
+    expect(editedInput('{"path": ', proposed).error).toMatch(/^The input is not valid JSON/);
+    expect(editedInput("[1, 2]", proposed).error).toBe("The input must be a JSON object: { … }.");
+    expect(editedInput("null", proposed).error).toBe("The input must be a JSON object: { … }.");
+  });
+
+  it("must fit the hub's limit", () => {
+    const big = JSON.stringify({ text: "x".repeat(70_000) });
+    expect(editedInput(big, proposed).error).toMatch(/at most 65,536 are taken/);
+  });
+
+  it("reads back in words as an allowance with an edited input", () => {
+    const approval = makeInteraction({ type: "approval", editableInput: proposed });
+    expect(describeResponse({ request: approval.request, response: { optionId: "approve", input: { text: "final" } } })).toBe(
+      "Approve with an edited input",
+    );
   });
 });

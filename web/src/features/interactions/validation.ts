@@ -49,6 +49,45 @@ export function describeResponse(interaction: Pick<Interaction, "request" | "res
       : (options.find((o) => o.id === id)?.label ?? id),
   );
   let text = labels.join(", ");
+  if (response.input) text = `${text} with an edited input`;
   if (response.text && !usesOther) text = text ? `${text} — note: “${response.text}”` : response.text;
   return text;
+}
+
+/** Bytes of an edited input the hub takes (compact UTF-8 JSON), as for the proposed one. */
+export const MAX_INPUT_BYTES = 64 * 1024;
+
+export type EditedInput = { input: Record<string, unknown> | null; error: null } | { input: null; error: string };
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * An approval's input as the person edited it, checked as the hub checks it: a JSON object of
+ * at most 64 KiB. `input` is null when the text says the same as the proposed input (allow
+ * it as it is).
+ */
+export function editedInput(text: string, proposed: Record<string, unknown>): EditedInput {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { input: null, error: `The input is not valid JSON: ${why}` };
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    return { input: null, error: "The input must be a JSON object: { … }." };
+  }
+  const size = new TextEncoder().encode(JSON.stringify(value)).length;
+  if (size > MAX_INPUT_BYTES) {
+    return { input: null, error: `The input is ${size.toLocaleString()} bytes; at most ${MAX_INPUT_BYTES.toLocaleString()} are taken.` };
+  }
+  if (canonical(value) === canonical(proposed)) return { input: null, error: null };
+  return { input: value as Record<string, unknown>, error: null };
 }

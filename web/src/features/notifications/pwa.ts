@@ -2,6 +2,7 @@
 // the first time it takes over, and answer its questions ("is this card on screen?").
 
 import { navigate } from "../../lib/router";
+import { loadRelaySession } from "../relay/relaySession";
 
 const WORKSPACE_KEY = "lineup.workspace";
 
@@ -37,6 +38,8 @@ function onMessage(event: MessageEvent): void {
 
 /** What the inbox shows offline: fetched once through the new worker so it keeps a copy. */
 function warmCache(): void {
+  // in relay mode the API is reached through WuKongIM, not this origin: nothing to warm
+  if (loadRelaySession()) return;
   const workspace = localStorage.getItem(WORKSPACE_KEY);
   const paths = ["/api/auth/me", "/api/notifications"];
   if (workspace) {

@@ -27,6 +27,8 @@ import { InteractionCard } from "../interactions/InteractionCard";
 import { RawEvents } from "../events/RawEvents";
 import { describeEvent, describeTaskEvent, type TimelineContext } from "./timeline";
 import { linkAttributes } from "../../lib/links";
+import { Transcript, useActivityEvents } from "../transcript/Transcript";
+import { isActivityEvent } from "../transcript/transcript";
 import "./tasks.css";
 
 const ACTIVE = new Set(["queued", "running", "waiting_for_human"]);
@@ -42,8 +44,9 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
       }),
     [api, taskId],
     {
+      // transcript entries arrive many a second: the transcript follows them itself
       refreshOn: (e: HubEvent) =>
-        e.taskId === taskId ||
+        (e.taskId === taskId && !isActivityEvent(e)) ||
         (e.taskId != null && childIds.includes(e.taskId)) ||
         e.payload.parentTaskId === taskId ||
         e.type === "agent.status_changed" ||
@@ -51,6 +54,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         e.type === "agent.revoked",
     },
   );
+  const activity = useActivityEvents(api, `task:${taskId}`, (e) => e.taskId === taskId);
   useNow(30_000);
 
   if (!detail.data) {
@@ -166,6 +170,13 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
         </section>
       ) : null}
 
+      <section className="td-section" aria-labelledby={`${task.id}-transcript`}>
+        <h3 id={`${task.id}-transcript`} className="td-h">
+          What the agent is doing
+        </h3>
+        <Transcript events={activity.data ?? []} emptyText="Nothing reported yet." />
+      </section>
+
       <section className="td-section" aria-labelledby={`${task.id}-children`}>
         <h3 id={`${task.id}-children`} className="td-h">
           Child tasks
@@ -226,7 +237,7 @@ export function TaskDetailView({ taskId, headingId }: { taskId: string; headingI
           Timeline
         </h3>
         <Timeline
-          events={timeline}
+          events={timeline.filter((e) => !isActivityEvent(e))}
           actorName={actorName}
           requests={interactions.map((i) => i.request)}
           context={{ taskId: task.id, childTitles: new Map(children.map((c) => [c.id, c.title])) }}
