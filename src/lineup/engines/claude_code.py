@@ -21,9 +21,7 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -43,7 +41,13 @@ from lineup.engines.claude_code_events import (
     user_questions,
 )
 from lineup.engines.engine_questions import AskedQuestion
-from lineup.engines.process import EngineProcess, RotatingLog, engine_environment, spawn
+from lineup.engines.process import (
+    EngineProcess,
+    RotatingLog,
+    engine_environment,
+    program_version,
+    spawn,
+)
 from lineup.engines.runtime import (
     ApprovalRequest,
     EngineError,
@@ -53,8 +57,8 @@ from lineup.engines.runtime import (
     SessionSpec,
     ToolInvocation,
     ToolSpec,
-    Turn,
     TurnFinished,
+    history_text,
 )
 from lineup.protocol.errors import ErrorCode, InvalidArgument, LineupError, Unavailable
 
@@ -177,21 +181,8 @@ class ClaudeCodeRuntime:
 
     def status(self) -> EngineStatus:
         path = self.binary()
-        version = None
-        if path is not None:
-            try:
-                out = subprocess.run(  # noqa: S603 - the configured Claude Code program, no shell
-                    [str(path), "--version"],
-                    capture_output=True,
-                    text=True,
-                    timeout=20,
-                    check=False,
-                    env={"PATH": os.environ.get("PATH", ""), "DISABLE_AUTOUPDATER": "1"},
-                ).stdout
-            except (OSError, subprocess.SubprocessError):
-                out = ""
-            match = re.search(r"(\d+\.\d+\.\d+\S*)", out)
-            version = match.group(1) if match else None
+        quiet = {"PATH": os.environ.get("PATH", ""), "DISABLE_AUTOUPDATER": "1"}
+        version = program_version([str(path)], quiet) if path is not None else None
         return EngineStatus(
             engine=self.name,
             installed=path is not None and version is not None,
@@ -224,14 +215,6 @@ class ClaudeCodeRuntime:
             await session.close()
             raise
         return session
-
-
-def _history_prompt(history: Sequence[Turn]) -> str:
-    lines = ["The conversation so far (recorded by LineUp; continue from it):"]
-    for turn in history:
-        lines.append(f"User: {turn.user}")
-        lines.append(f"Assistant: {turn.assistant}")
-    return "\n".join(lines)
 
 
 def _mcp_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -441,7 +424,7 @@ class ClaudeCodeSession:
     def _prompt(self, *, fresh: bool) -> str:
         parts = [s for s in (self._spec.instructions,) if s]
         if fresh and self._spec.history:
-            parts.append(_history_prompt(self._spec.history))
+            parts.append(history_text(self._spec.history))
         return "\n\n".join(parts)
 
     async def _launch(self, resume: str | None) -> None:

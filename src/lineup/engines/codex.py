@@ -19,14 +19,13 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lineup.engines.codex_events import API_KEY_ENV, CodexEventMapper, codex_config
 from lineup.engines.jsonrpc import JsonRpcPeer, MethodNotFound, PeerGone, RpcError
-from lineup.engines.process import die_with_parent, engine_environment
+from lineup.engines.process import die_with_parent, engine_environment, program_version
 from lineup.engines.process_tree import end_tree
 from lineup.engines.runtime import (
     ApprovalRequest,
@@ -37,8 +36,8 @@ from lineup.engines.runtime import (
     SessionSpec,
     ToolInvocation,
     ToolSpec,
-    Turn,
     TurnFinished,
+    history_text,
 )
 from lineup.protocol.errors import ErrorCode, InvalidArgument, Unavailable
 
@@ -110,20 +109,7 @@ class CodexRuntime:
 
     def status(self) -> EngineStatus:
         path = self.binary()
-        version = None
-        if path is not None:
-            try:
-                out = subprocess.run(  # noqa: S603 - the configured Codex program, no shell
-                    [str(path), "--version"],
-                    capture_output=True,
-                    text=True,
-                    timeout=20,
-                    check=False,
-                ).stdout
-            except (OSError, subprocess.SubprocessError):
-                out = ""
-            match = re.search(r"(\d+\.\d+\.\d+\S*)", out)
-            version = match.group(1) if match else None
+        version = program_version([str(path)]) if path is not None else None
         return EngineStatus(
             engine=self.name,
             installed=path is not None and version is not None,
@@ -155,14 +141,6 @@ class CodexRuntime:
             await session.close()
             raise
         return session
-
-
-def _history_instructions(history: Sequence[Turn]) -> str:
-    lines = ["The conversation so far (recorded by LineUp; continue from it):"]
-    for turn in history:
-        lines.append(f"User: {turn.user}")
-        lines.append(f"Assistant: {turn.assistant}")
-    return "\n".join(lines)
 
 
 def _dynamic_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -285,7 +263,7 @@ class CodexSession:
                 pass  # not found in this home: start afresh from LineUp's history
         instructions = [s for s in (self._spec.instructions,) if s]
         if self._spec.history:
-            instructions.append(_history_instructions(self._spec.history))
+            instructions.append(history_text(self._spec.history))
         params = {
             **common,
             "ephemeral": False,  # kept in CODEX_HOME, so a later process can resume it

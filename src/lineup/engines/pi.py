@@ -41,7 +41,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,12 @@ from lineup.engines.pi_events import (
     question_tool,
     tool_request,
 )
-from lineup.engines.process import RotatingLog, die_with_parent, engine_environment
+from lineup.engines.process import (
+    RotatingLog,
+    die_with_parent,
+    engine_environment,
+    program_version,
+)
 from lineup.engines.process_tree import end_tree
 from lineup.engines.runtime import (
     ApprovalRequest,
@@ -69,6 +73,7 @@ from lineup.engines.runtime import (
     ToolInvocation,
     Turn,
     TurnFinished,
+    history_text,
 )
 from lineup.protocol.errors import ErrorCode, InvalidArgument, Unavailable
 
@@ -125,18 +130,7 @@ def pi_version(program: Path) -> str | None:
     node = _node_for(program)
     if node is None:
         return None
-    try:
-        out = subprocess.run(  # noqa: S603 - the configured Pi program, no shell
-            [*node, str(program), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r"(\d+\.\d+\.\d+\S*)", out)
-    return match.group(1) if match else None
+    return program_version([*node, str(program)])
 
 
 def _node_for(program: Path) -> list[str] | None:
@@ -220,11 +214,7 @@ class PiRuntime:
 def _context(instructions: str | None, history: Sequence[Turn]) -> str:
     parts = [instructions] if instructions else []
     if history:
-        lines = ["The conversation so far (recorded by LineUp; continue from it):"]
-        for turn in history:
-            lines.append(f"User: {turn.user}")
-            lines.append(f"Assistant: {turn.assistant}")
-        parts.append("\n".join(lines))
+        parts.append(history_text(history))
     return "\n\n".join(parts)
 
 

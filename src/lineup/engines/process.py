@@ -20,7 +20,9 @@ import asyncio
 import contextlib
 import ctypes
 import os
+import re
 import signal
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -240,3 +242,21 @@ async def spawn(
     )
     log.write(f"engine process {process.pid} started: {' '.join(argv)} (in {cwd})")
     return EngineProcess(process, log)
+
+
+def program_version(command: Sequence[str], env: Mapping[str, str] | None = None) -> str | None:
+    """The version ``command --version`` prints (its first ``x.y.z``); ``None`` when it does
+    not run or prints none, which is how an installed but broken engine is told apart."""
+    try:
+        out = subprocess.run(  # noqa: S603 - a configured engine program, no shell
+            [*command, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+            env=env,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"(\d+\.\d+\.\d+\S*)", out)
+    return match.group(1) if match else None

@@ -53,6 +53,16 @@ class Turn:
     assistant: str
 
 
+def history_text(history: Sequence[Turn]) -> str:
+    """Past turns as text an engine reads before the new message: a rebuilt session has no
+    native memory of them, only LineUp's record."""
+    lines = ["The conversation so far (recorded by LineUp; continue from it):"]
+    for turn in history:
+        lines.append(f"User: {turn.user}")
+        lines.append(f"Assistant: {turn.assistant}")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True, slots=True)
 class SessionSpec:
     cwd: str
