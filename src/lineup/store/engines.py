@@ -230,13 +230,24 @@ class PostgresBackend:
 
 
 def _fresh_at_checkout(engine: Engine) -> None:
-    """Replace a pooled asyncpg connection whose socket closed (the server restarted or
-    ended the session) before handing it out, as a pre-ping would, without a round trip."""
+    """Replace a pooled asyncpg connection before handing it out, as a pre-ping would but
+    without a round trip, when its socket closed (the server restarted or ended the session)
+    or when it was left inside a transaction.
+
+    The second happens when a task is cancelled while its BEGIN is in flight (a request
+    dropped, an agent's socket closed mid-replay): asyncpg's transaction has begun but
+    SQLAlchemy's adapter never learnt so, and nothing ends it at check-in. The next user's
+    BEGIN would then be a savepoint inside it — a reader held on an old snapshot, a writer
+    whose commits never reach the database. Replacing the connection closes it, and the
+    server rolls that transaction back."""
 
     @event.listens_for(engine, "checkout")
     def _on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        if dbapi_connection.driver_connection.is_closed():
+        driver = dbapi_connection.driver_connection
+        if driver.is_closed():
             raise DisconnectionError("the database closed this connection")
+        if driver._top_xact is not None or driver.is_in_transaction():
+            raise DisconnectionError("the connection was left inside a transaction")
 
 
 def ping(conn: Connection) -> None:
