@@ -25,7 +25,7 @@ from pydantic import Field
 
 from lineup.mcp import _forms
 from lineup.mcp._person import PersonLink
-from lineup.mcp._tasks import TasksMiddleware, running_task
+from lineup.mcp._tasks import TasksMiddleware, question_asked, running_task
 from lineup.protocol import question_tools as q
 from lineup.protocol.errors import LineupError
 from lineup.protocol.events import InteractionResolved
@@ -347,6 +347,7 @@ class _Waiting:
         self, ctx: Context, card: dict[str, Any], task_id: str | None, wait: float | None
     ) -> dict[str, Any]:
         interaction = await self.person.ask(card, task_id, interaction_id=running_task())
+        question_asked()
         return await self.wait(ctx, interaction, wait)
 
     async def wait(self, ctx: Context, card: Interaction, wait: float | None) -> dict[str, Any]:

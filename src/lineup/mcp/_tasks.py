@@ -44,8 +44,14 @@ MIN_TTL_MS = 60 * 1000
 MAX_TTL_MS = 7 * 24 * 3600 * 1000
 POLL_INTERVAL_MS = 5000
 """A person answers in seconds or hours: polling faster than this only costs the host."""
+ASKED_WITHIN = 10.0
+"""Seconds a task-augmented call waits for its question to be asked before it answers with
+the task anyway (the question then waits in the agent's outbox for the hub)."""
 
 _running: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_task", default=None)
+_asked: contextvars.ContextVar[asyncio.Event | None] = contextvars.ContextVar(
+    "mcp_task_asked", default=None
+)
 
 
 def running_task() -> str | None:
@@ -53,6 +59,15 @@ def running_task() -> str | None:
     for the person without a bound, and asks in LineUp alone (the host polls, it has no
     open request to show a form in)."""
     return _running.get()
+
+
+def question_asked() -> None:
+    """The running task's question is in the agent's journal and on its way to the person:
+    the host may have its task now. Before, a host that disconnected at once (its server
+    stopping with it) could leave a task whose question was never asked."""
+    asked = _asked.get()
+    if asked is not None:
+        asked.set()
 
 
 Adopt = Callable[[str], Awaitable[dict[str, Any]] | None]
@@ -75,6 +90,7 @@ class _Task:
     error: MCPError | None = None
     cancelling: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
     runner: asyncio.Task[None] | None = None
     expires: float = 0.0
 
@@ -119,7 +135,7 @@ class TasksMiddleware:
         if method == "tools/list":
             return _with_task_support(await call_next(ctx))
         if method == "tools/call" and params.get("task") is not None:
-            return self._create(ctx, call_next, params)
+            return await self._create(ctx, call_next, params)
         if method == "tasks/get":
             return (await self._find(params)).wire()
         if method == "tasks/result":
@@ -133,7 +149,7 @@ class TasksMiddleware:
 
     # --- creating ----------------------------------------------------------------------------
 
-    def _create(
+    async def _create(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, params: dict[str, Any]
     ) -> dict[str, Any]:
         name = params.get("name")
@@ -152,6 +168,10 @@ class TasksMiddleware:
         plain = {k: v for k, v in params.items() if k not in ("task", "_meta")}
         run = call_next(dataclasses.replace(ctx, params=plain))
         self._start(task, run)
+        if name != "wait_for_answer":  # waiting again asks nothing
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(ASKED_WITHIN):
+                    await _first_of(task.asked, task.done)
         return {"task": task.wire()}
 
     def _start(self, task: _Task, run: Awaitable[HandlerResult]) -> None:
@@ -160,6 +180,7 @@ class TasksMiddleware:
 
         async def execute() -> None:
             _running.set(task.task_id)
+            _asked.set(task.asked)
             try:
                 result = _as_dict(await run)
             except asyncio.CancelledError:
@@ -255,6 +276,15 @@ class TasksMiddleware:
         for task_id, task in list(self._tasks.items()):
             if task.done.is_set() and task.expires <= now:
                 del self._tasks[task_id]
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def _ttl(metadata: Any) -> int:
