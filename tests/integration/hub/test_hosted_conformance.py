@@ -338,8 +338,8 @@ async def test_a_hosted_engine_keeps_its_promises_through_the_hub(
         await person.post(
             f"/interactions/{card['id']}/respond", {"response": {"optionId": "approve"}}
         )
-        before = len(done())
         await until_async(lambda: done()[-1:] == ["make install"], "the second effect")
+        before = len(done())
         waiting = None
         if engine.model is not None:  # it goes on to ask, and waits for the answer
             waiting = await card_of(person, cid, "input")
