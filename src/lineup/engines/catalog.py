@@ -47,26 +47,6 @@ def runtimes(*, fake: bool = False) -> dict[str, AgentRuntime]:
     return found
 
 
-def install_hint(engine: str, status: EngineStatus | None) -> str | None:
-    """What a person is told when they pick ``engine`` and it cannot run here: how to add
-    it. None for an engine that can run (``status`` says installed) or that LineUp does not
-    know at all."""
-    if status is not None:
-        if status.installed:
-            return None
-        return (
-            f"The {engine} engine is not installed on this machine. Install it with "
-            f"`{status.install_hint}`, then choose it again."
-        )
-    known = next((k for k in KNOWN if k.name == engine), None)
-    if known is None:
-        return None
-    return (
-        f"This LineUp has no driver for the {engine} engine yet, so it cannot host it "
-        f"(installed with `{known.install_hint}`); choose another engine."
-    )
-
-
 def locate(
     engine: KnownEngine,
     which: Callable[[str], str | None] = shutil.which,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from lineup.engines.catalog import install_hint, runtimes, statuses
+from lineup.engines.catalog import runtimes, statuses
 from lineup.engines.context import Budget, Estimator, approximate_tokens
 from lineup.engines.hosted_turn import (
     ContextSettings,
@@ -93,7 +93,6 @@ class EngineHosting:
         self.backoff = backoff or Backoff(initial=0.2, maximum=5.0)
         self.context = ContextSettings(Budget(tokens=context_tokens), estimate)
         self.sessions: dict[Hashable, SessionNote] = {}
-        self._statuses: dict[str, EngineStatus] | None = None
         self._running: dict[str, _Running] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -114,29 +113,12 @@ class EngineHosting:
             tls_fingerprint=settings.tls.fingerprint if settings.tls is not None else None,
             context_tokens=settings.engine_context_tokens,
         )
-        hosting.engines()  # which are installed: asked now, before the hub serves anyone
         return hosting
 
     # --- EngineHost -------------------------------------------------------------------------
 
-    def _status(self) -> dict[str, EngineStatus]:
-        if self._statuses is None:  # asking a binary its version takes a while: once
-            self._statuses = {name: r.status() for name, r in self.runtimes.items()}
-        return self._statuses
-
-    def engines(self) -> Sequence[str]:
-        return sorted(name for name, status in self._status().items() if status.installed)
-
     def drivers(self) -> Sequence[str]:
         return sorted(self.runtimes)
-
-    def install_hint(self, engine: str) -> str | None:
-        runtime = self.runtimes.get(engine)
-        if runtime is None:
-            return install_hint(engine, None)
-        status = runtime.status()  # installed since the list was made, perhaps
-        self._status()[engine] = status
-        return install_hint(engine, status)
 
     def statuses(self) -> Sequence[EngineStatus]:
         return statuses(drivers=self.runtimes)

@@ -108,17 +108,8 @@ class HostedDefinition:
 class EngineHost(Protocol):
     """Runs hosted agents next to the hub (``lineup.engines.hosting`` is the one LineUp has)."""
 
-    def engines(self) -> Sequence[str]:
-        """The engines it can run here (``codex``, …): installed, with a driver."""
-        ...
-
     def drivers(self) -> Sequence[str]:
         """The engines it has a driver for, installed here or not."""
-        ...
-
-    def install_hint(self, engine: str) -> str | None:
-        """Why ``engine``, one it knows, cannot run here and what adds it (the command that
-        installs it); None for one it can run, or does not know."""
         ...
 
     def statuses(self) -> Sequence[EngineStatus]:
@@ -194,38 +185,49 @@ async def engine_choices(hub: HubState, *, fresh: bool = False) -> list[EngineCh
     return [EngineChoice(s, s.engine in driven) for s in cached[1]]
 
 
-async def _check_engine(hub: HubState, host: EngineHost, engine: str) -> None:
-    runnable = list(host.engines())
-    if engine not in runnable:
-        hint = host.install_hint(engine)
-        if hint is not None:
-            raise InvalidArgument(hint, details={"field": "engine", "engine": engine})
-        offered = ", ".join(runnable) or "none is installed"
+async def runnable_engines(hub: HubState) -> list[str]:
+    """The engines a hosted agent can be given here: installed, with a driver."""
+    choices = await engine_choices(hub)
+    return sorted(c.status.engine for c in choices if c.runnable and c.status.installed)
+
+
+async def _check_engine(hub: HubState, engine: str) -> None:
+    """Refuses an engine this hub cannot run, saying what adds it when it knows. Asked
+    through ``engine_choices`` only: probing the engines' binaries happens off the event loop,
+    at most every ``STATUS_SECONDS``."""
+    choice = await _choice_of(hub, engine)
+    if choice is not None and choice.runnable and not choice.status.installed:
+        choice = await _choice_of(hub, engine, fresh=True)  # installed since it was asked?
+    if choice is not None and not choice.runnable:
+        raise InvalidArgument(
+            f"This LineUp has no driver for the {engine} engine yet, so it cannot host it; "
+            "choose another engine.",
+            details={"field": "engine", "engine": engine},
+        )
+    if choice is None:
+        offered = ", ".join(await runnable_engines(hub)) or "none is installed"
         raise InvalidArgument(
             f"There is no engine {engine!r} here; choose one of {offered}.",
             details={"field": "engine"},
         )
-    status = await _status_of(hub, engine)
-    if status is not None and not status.installed:  # installed since it was last asked?
-        status = await _status_of(hub, engine, fresh=True)
-    if status is not None and not status.installed:
+    if not choice.status.installed:
         raise InvalidArgument(
-            f"{engine} is not installed on this hub; its operator adds it with: "
-            f"{status.install_hint}",
-            details={"field": "engine"},
+            f"The {engine} engine is not installed on this machine. Install it with "
+            f"`{choice.status.install_hint}`, then choose it again.",
+            details={"field": "engine", "engine": engine},
         )
 
 
-async def _status_of(hub: HubState, engine: str, *, fresh: bool = False) -> EngineStatus | None:
+async def _choice_of(hub: HubState, engine: str, *, fresh: bool = False) -> EngineChoice | None:
     choices = await engine_choices(hub, fresh=fresh)
-    return next((c.status for c in choices if c.status.engine == engine), None)
+    return next((c for c in choices if c.status.engine == engine), None)
 
 
 async def create(hub: HubState, person: Person, new: NewHosted) -> hosted_store.HostedAgentRow:
     host = _host(hub)
     if not new.name.strip():
         raise InvalidArgument("Give the agent a name.", details={"field": "name"})
-    await _check_engine(hub, host, new.engine)
+    await _check_engine(hub, new.engine)
     if new.api not in APIS:
         raise InvalidArgument(
             f"api must be one of {', '.join(APIS)}.", details={"field": "model.api"}

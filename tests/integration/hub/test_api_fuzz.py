@@ -64,17 +64,11 @@ class RecordingEngineHost:
     def __init__(self) -> None:
         self.started: list[str] = []
 
-    def engines(self) -> tuple[str, ...]:
-        return ("fake",)
-
     def statuses(self) -> tuple[EngineStatus, ...]:
         return (EngineStatus("fake", True, "0", None, "(part of LineUp)"),)
 
     def drivers(self) -> tuple[str, ...]:
         return ("fake",)
-
-    def install_hint(self, engine: str) -> str | None:
-        return None
 
     async def start(self, definition: HostedDefinition) -> None:
         self.started.append(definition.agent_id)

@@ -9,6 +9,7 @@ is ``test_hosted_agents.py``'s subject.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,19 +34,17 @@ class RecordingHost:
     def __init__(self) -> None:
         self.started: dict[str, HostedDefinition] = {}
         self.stopped: list[str] = []
-
-    def engines(self) -> tuple[str, ...]:
-        return ("fake",)
+        self.probed_on_loop: list[bool] = []
 
     def drivers(self) -> tuple[str, ...]:
         return ("codex", "fake")
 
-    def install_hint(self, engine: str) -> str | None:
-        if engine == "codex":
-            return f"The codex engine is not installed here. Install it with `{CODEX_HINT}`."
-        return None
-
     def statuses(self) -> tuple[EngineStatus, ...]:
+        try:
+            asyncio.get_running_loop()
+            self.probed_on_loop.append(True)
+        except RuntimeError:
+            self.probed_on_loop.append(False)
         return (
             EngineStatus("fake", True, "9.9.9", "/usr/bin/python3", "(part of LineUp)"),
             EngineStatus("codex", False, None, None, CODEX_HINT),
@@ -179,6 +178,9 @@ def test_every_refusal_of_a_definition_names_its_field(
     not_installed = refusal(ana, definition(roots, engine="codex"), 400)
     assert not_installed["details"]["field"] == "engine"
     assert CODEX_HINT in not_installed["message"]
+    no_driver = refusal(ana, definition(roots, engine="pi"), 400)
+    assert no_driver["details"]["field"] == "engine"
+    assert "no driver for the pi engine" in no_driver["message"]
     assert ana.read("/hosted-agents")["hostedAgents"] == []
     assert ana.read("/agents")["agents"] == []
 
@@ -316,3 +318,16 @@ def test_a_hosted_agent_is_not_revoked_or_given_a_new_credential_by_hand(
     statuses = {a["id"]: a["status"] for a in ana.read("/agents")["agents"]}
     assert statuses[agent_id] != "revoked"
     assert host.stopped == []
+
+
+def test_engines_are_probed_off_the_event_loop_and_not_again_for_each_agent(
+    client: TestClient, roots: Path, host: RecordingHost
+) -> None:
+    """Asking an engine's binary its version can take seconds: never on the event loop that
+    serves everyone, and once for a while however many agents are created."""
+    ana = Person.sign_up(client)
+    for name in ("One", "Two", "Three"):
+        ana.send("/hosted-agents", definition(roots, name=name), 201)
+    assert ana.read("/hosted-agents")["engines"] == ["fake"]
+    ana.read("/engines")
+    assert host.probed_on_loop == [False]

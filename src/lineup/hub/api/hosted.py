@@ -117,7 +117,7 @@ PATH = "/workspaces/{workspace_id}/hosted-agents"
 async def list_hosted(hub: Hub, person: Member) -> HostedAgentList:
     """The workspace's hosted agents, and the engines this hub can run."""
     rows = await hosted.listed(hub, person)
-    engines = list(hub.engine_host.engines()) if hub.engine_host is not None else []
+    engines = await hosted.runnable_engines(hub)
     return HostedAgentList(hosted_agents=[_view(r, person) for r in rows], engines=engines)
 
 
