@@ -316,6 +316,41 @@ async def running_cluster(
         yield hubs
 
 
+@contextlib.contextmanager
+def cpu_capped(pids: list[int], cores: float) -> Any:
+    """Each process in ``pids`` held to ``cores`` of CPU time (a cgroup of its own, CFS quota):
+    on one machine, nodes that each have a fixed small CPU, as separate machines would. Needs
+    root and the cgroup v1 ``cpu`` controller or cgroup v2 with ``cpu`` enabled."""
+    period = 100_000
+    quota = max(1_000, int(cores * period))
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    made: list[tuple[Path, Path]] = []
+    try:
+        for pid in pids:
+            if (v1 / "cpu.cfs_quota_us").exists():
+                group, root = v1 / f"lineup-bench-{pid}", v1
+                group.mkdir(exist_ok=True)
+                made.append((group, root))
+                (group / "cpu.cfs_period_us").write_text(str(period))
+                (group / "cpu.cfs_quota_us").write_text(str(quota))
+            elif "cpu" in (v2 / "cgroup.controllers").read_text().split():
+                group, root = v2 / f"lineup-bench-{pid}", v2
+                group.mkdir(exist_ok=True)
+                made.append((group, root))
+                (group / "cpu.max").write_text(f"{quota} {period}")
+            else:
+                raise SystemExit("--node-cpu needs a cgroup cpu controller (and root)")
+            (group / "cgroup.procs").write_text(str(pid))
+        yield
+    finally:
+        for group, root in made:
+            for pid in (group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):
+                    (root / "cgroup.procs").write_text(pid)
+            with contextlib.suppress(OSError):
+                group.rmdir()
+
+
 def load_average() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (2 cores)"

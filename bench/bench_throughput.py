@@ -3,7 +3,7 @@ three nodes on PostgreSQL + Redis Streams. Prints the figures in docs/benchmarks
 
     .venv/bin/python bench/bench_throughput.py [--configs sqlite,pg,cluster2,cluster3]
         [--seconds 10] [--agents 8] [--window 128] [--generators 2] [--workspaces 4]
-        [--synchronous-commit on|off] [--writer-connections 4]
+        [--synchronous-commit on|off] [--writer-connections 4] [--node-cpu 0.3]
 
 Agents pipeline ``task.status_changed`` reports (at most ``--window`` unacknowledged each) as
 fast as the acks come back; an ack means the event is committed, so acks/s is durable
@@ -14,7 +14,9 @@ the event survives a database crash: see docs/deploy.md). After each configurati
 workspace's log is checked: sequences 1..n with no gap, matching the workspace's counter.
 While it runs, the CPU time of every part (hub nodes, PostgreSQL, Redis, load generators) is
 sampled from /proc: on a 2-core machine they all share the same two cores, and the shares
-say where the time goes.
+say where the time goes. ``--node-cpu`` holds every hub node to that many cores (a cgroup
+each; root only): nodes with a fixed CPU each, as on separate machines, so that adding nodes
+adds CPU even on this two-core machine (PostgreSQL, Redis and the generators are not held).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from _harness import (
     Hub,
     connect_agent,
+    cpu_capped,
     envelope,
     latest_sequence,
     load_average,
@@ -217,6 +220,7 @@ async def main() -> None:
     parser.add_argument("--workspaces", type=int, default=4)
     parser.add_argument("--synchronous-commit", choices=("on", "off"), default="on")
     parser.add_argument("--writer-connections", type=int, default=4)
+    parser.add_argument("--node-cpu", type=float, default=None)
     args = parser.parse_args()
     options = {
         "seconds": args.seconds,
@@ -232,17 +236,28 @@ async def main() -> None:
         "LINEUP_WRITER_CONNECTIONS": str(args.writer_connections),
     }
     rates: dict[str, float] = {}
+
+    def capped(hubs: list[Hub]) -> contextlib.AbstractContextManager[Any]:
+        if args.node_cpu is None:
+            return contextlib.nullcontext()
+        return cpu_capped([h.process.pid for h in hubs], args.node_cpu)
+
+    held = f", each node held to {args.node_cpu} of a core" if args.node_cpu else ""
     for config in args.configs.split(","):
         if config == "sqlite":
             async with running_hub(None, **env) as hub:
-                rates[config] = await measure("1 node, SQLite", [hub], None, **options)
+                with capped([hub]):
+                    rates[config] = await measure(f"1 node, SQLite{held}", [hub], None, **options)
                 check_sqlite(hub.home / "lineup.db")
         elif config == "pg":
             async with throwaway_pg() as url:
                 await set_synchronous_commit(url, args.synchronous_commit)
                 async with running_hub(url, **env) as hub:
-                    label = f"1 node, PostgreSQL (synchronous_commit {args.synchronous_commit})"
-                    rates[config] = await measure(label, [hub], None, **options)
+                    label = (
+                        f"1 node, PostgreSQL (synchronous_commit {args.synchronous_commit}){held}"
+                    )
+                    with capped([hub]):
+                        rates[config] = await measure(label, [hub], None, **options)
                 await check_pg(url)
         elif config.startswith("cluster"):
             nodes = int(config.removeprefix("cluster"))
@@ -252,9 +267,10 @@ async def main() -> None:
                     redis_pid = _redis_pid(redis_url)
                     label = (
                         f"{nodes} nodes, PostgreSQL + Redis "
-                        f"(synchronous_commit {args.synchronous_commit})"
+                        f"(synchronous_commit {args.synchronous_commit}){held}"
                     )
-                    rates[config] = await measure(label, hubs, redis_pid, **options)
+                    with capped(hubs):
+                        rates[config] = await measure(label, hubs, redis_pid, **options)
                 await check_pg(url)
         else:
             raise SystemExit(f"unknown configuration {config!r}")
