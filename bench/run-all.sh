@@ -11,6 +11,10 @@ echo "== $(date -u +%FT%TZ) $(nproc) cores; $(uptime)"
 $PY bench_brokers.py
 $PY bench_latency.py --configs sqlite,pg,cluster2 --rates 100,1000,5000 --seconds 10
 $PY bench_throughput.py --configs sqlite,pg,cluster2,cluster3 --seconds 10
+# nodes held to a fixed CPU each (a cgroup per node), as separate machines: needs root
+if [ "$(id -u)" = 0 ]; then
+  $PY bench_throughput.py --configs pg,cluster2,cluster3 --agents 30 --workspaces 30 --seconds 10 --node-cpu 0.3
+fi
 $PY bench_catchup.py --missed 100000 --configs sqlite,pg
 $PY bench_idle.py --agents 2000 --window 30 --deflate
 $PY bench_idle.py --agents 2000 --window 30
