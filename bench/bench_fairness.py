@@ -1,6 +1,6 @@
 """One workspace floods the hub; another workspace's person should hardly notice.
 
-    .venv/bin/python bench/bench_fairness.py [--configs sqlite,pg] [--agents 4]
+    .venv/bin/python bench/bench_fairness.py [--configs sqlite,pg,split] [--agents 4]
         [--requests 150] [--window 256] [--workspace-windows 256,32]
 
 Workspace A's ``--agents`` agents push ``task.status_changed`` as fast as the hub acks them
@@ -12,7 +12,9 @@ socket, open throughout, gets ``message.created`` before the POST returns). Each
 kind's P50 and P95 are printed idle (no flood) and under the flood, with the ratio of the
 P95s (the target: at most 2×) and the rate A's agents committed meanwhile. A's agents share
 the node's in-flight window for their workspace (``LINEUP_WORKSPACE_IN_FLIGHT``);
-``--workspace-windows`` runs each configuration once per value given.
+``--workspace-windows`` runs each configuration once per value given. ``split`` is two nodes
+on PostgreSQL and Redis, every agent on the first and B's person on the second (agents'
+nodes and people's nodes, docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from _harness import (
     load_average,
     pair,
     percentile,
+    private_redis,
+    running_cluster,
     running_hub,
     sign_up,
     throwaway_pg,
@@ -121,8 +125,13 @@ async def _requests(
     return times
 
 
-async def measure(label: str, hub: Hub, agents: int, requests: int, window: int) -> None:
-    specs = await _flood_links(hub, agents)
+async def measure(
+    label: str, hub: Hub, agents: int, requests: int, window: int, agents_hub: Hub | None = None
+) -> None:
+    """``agents_hub``, when given, is the node every agent connects to, A's and B's; people
+    (B's requests and app socket) use ``hub``."""
+    agents_hub = agents_hub or hub
+    specs = await _flood_links(agents_hub, agents)
     person = await sign_up(hub)
     creds = await pair(hub, person, "quiet")
     agent_id = creds["agentId"]
@@ -133,7 +142,7 @@ async def measure(label: str, hub: Hub, agents: int, requests: int, window: int)
     while json.loads(await app.recv())["type"] != "client.caught_up":
         pass
     drain = asyncio.create_task(_drain(app))
-    agent = await connect_agent(hub, creds, await latest_sequence(person))
+    agent = await connect_agent(agents_hub, creds, await latest_sequence(person))
     await _requests(person, agent, conversation, agent_id, 10)  # warm up
     idle = await _requests(person, agent, conversation, agent_id, requests)
 
@@ -147,12 +156,14 @@ async def measure(label: str, hub: Hub, agents: int, requests: int, window: int)
     for process in processes:
         process.start()
     await asyncio.sleep(3)  # the agents connect and fill their windows
-    cpu_before, flood_started = hub.cpu_seconds(), time.perf_counter()
-    before = await committed(hub)
+    cpu_before, flood_started = agents_hub.cpu_seconds(), time.perf_counter()
+    people_cpu_before = hub.cpu_seconds()
+    before = await committed(agents_hub)
     flooded = await _requests(person, agent, conversation, agent_id, requests)
-    flood_events = await committed(hub) - before
+    flood_events = await committed(agents_hub) - before
     flood_seconds = time.perf_counter() - flood_started
-    hub_cpu = hub.cpu_seconds() - cpu_before
+    hub_cpu = agents_hub.cpu_seconds() - cpu_before
+    people_cpu = hub.cpu_seconds() - people_cpu_before
     for process in processes:
         process.terminate()
     for process in processes:
@@ -164,7 +175,9 @@ async def measure(label: str, hub: Hub, agents: int, requests: int, window: int)
     print(
         f"[{label}] workspace A: {agents} agents flooding ({window} in flight each), "
         f"{flood_events / flood_seconds:,.0f} events/s committed during B's requests "
-        f"(hub CPU {hub_cpu / flood_seconds:.0%} of a core); {load_average()}",
+        f"(hub CPU {hub_cpu / flood_seconds:.0%} of a core"
+        + (f"; the people's node {people_cpu / flood_seconds:.0%}" if agents_hub is not hub else "")
+        + f"); {load_average()}",
         flush=True,
     )
     for kind in KINDS:
@@ -209,13 +222,23 @@ async def main() -> None:
     for config in args.configs.split(","):
         for shared in args.workspace_windows.split(","):
             hub_env = {**env, "LINEUP_WORKSPACE_IN_FLIGHT": shared}
-            label = f"{'SQLite' if config == 'sqlite' else 'PostgreSQL'}, workspace window {shared}"
+            names = {"sqlite": "SQLite", "pg": "PostgreSQL", "split": "agents' node, people's node"}
+            label = f"{names.get(config, config)}, workspace window {shared}"
             if config == "sqlite":
                 async with running_hub(None, **hub_env) as hub:
                     await measure(label, hub, args.agents, args.requests, args.window)
             elif config == "pg":
                 async with throwaway_pg() as url, running_hub(url, **hub_env) as hub:
                     await measure(label, hub, args.agents, args.requests, args.window)
+            elif config == "split":
+                async with (
+                    throwaway_pg() as url,
+                    private_redis() as redis_url,
+                    running_cluster(2, url, redis_url, **hub_env) as (agents_node, people_node),
+                ):
+                    await measure(
+                        label, people_node, args.agents, args.requests, args.window, agents_node
+                    )
             else:
                 raise SystemExit(f"unknown configuration {config!r}")
 
