@@ -156,7 +156,11 @@ class AgentConnection:
 
     async def welcome(self, hello: ev.AgentHello) -> int:
         """Welcome the agent (and tell it to resync if what it missed is gone); the
-        sequence to replay after."""
+        sequence to replay after.
+
+        An agent without a cursor is replayed from its own pairing, not from the workspace's
+        first event: nothing before it can be addressed to it, and in a long-lived workspace
+        the difference is the whole log read for one connection."""
         ws = self.identity.workspace_id
         latest, horizon = await self.hub.store.read(
             lambda r: (r.last_sequence(ws), r.log_horizon(ws))
@@ -180,7 +184,8 @@ class AgentConnection:
             now=ms_to_datetime(self.hub.clock()),
         )
         await self.flush()
-        return after
+        paired = agent.paired_sequence if agent is not None else None
+        return max(after, paired - 1) if paired is not None else after
 
     # --- downlink ----------------------------------------------------------------------
 

@@ -231,6 +231,7 @@ def _agent_paired(conn: Connection, event: StoredEvent, fact: f.AgentPairedPaylo
             "capabilities": list(fact.capabilities or []),
             "tools": [],
             "created_at": event.recorded_at,
+            "paired_sequence": event.sequence,
         },
         always={
             "name": fact.name,

@@ -88,6 +88,8 @@ class Agent(_FromRow):
     """When a person confirmed it; None while it awaits confirmation (it gets no work)."""
     settings_schema: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
+    paired_sequence: int | None = None
+    """The sequence of the event that paired it: nothing before can be addressed to it."""
 
     @property
     def confirmed(self) -> bool:

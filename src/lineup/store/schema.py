@@ -137,6 +137,9 @@ agents = Table(
     Column("confirmed_at", BigInteger, nullable=True),  # null: a person has not confirmed it
     Column("settings_schema", json_column_type(), nullable=True),
     Column("settings", json_column_type(), nullable=True),  # as a person last saved them
+    # the agent.paired event's sequence: its downlink begins there (null: paired before it
+    # was kept)
+    Column("paired_sequence", BigInteger, nullable=True),
     Index("ix_agents_workspace_id", "workspace_id"),
 )
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from lineup.hub import create_app
+from lineup.hub import agent_gateway, create_app
 from lineup.hub import monitor as monitor_module
 from tests.integration.hub.conftest import fast_settings
 from tests.integration.store.factory import create_workspace, event
@@ -382,3 +382,41 @@ def test_a_message_to_an_agent_outside_the_conversation_brings_it_in_so_its_repl
     joined = ana.ok(ana.get("/raw-events", params={"subject": f"conversation:{conversation}"}))
     types = [e["type"] for e in joined["events"]]
     assert types.index("conversation.agent_joined") < types.index("message.created")
+
+
+def test_an_agent_without_a_cursor_is_replayed_from_its_pairing_not_the_whole_log(
+    hub: HubClient, monkeypatch: pytest.MonkeyPatch
+):
+    """Nothing recorded before an agent was paired can be addressed to it: a first
+    connection (no ``lastSequence``) reads the log from the pairing on, and still gets all
+    of its downlink; an agent with a cursor is replayed after its own cursor."""
+    ana = hub.sign_up()
+    old = hub.pair(ana, "old")
+    for n in range(5):
+        _task(ana, old["agentId"], f"earlier {n}")
+    creds = hub.pair(ana, "new")
+    events = ana.ok(ana.get("/events", params={"limit": 1000}))["events"]
+    paired = next(
+        e["sequence"]
+        for e in events
+        if e["type"] == "agent.paired" and e["payload"]["agentId"] == creds["agentId"]
+    )
+    assert paired > 10, "the workspace had a log before this agent"
+    task_id = _task(ana, creds["agentId"], "for the new one")
+
+    starts: list[int] = []
+    follower = agent_gateway.Follower
+
+    def recording(store, broker, workspace_id, after, *args, **kwargs):  # type: ignore[no-untyped-def]
+        starts.append(after)
+        return follower(store, broker, workspace_id, after, *args, **kwargs)
+
+    monkeypatch.setattr(agent_gateway, "Follower", recording)
+    with hub.agent(creds) as agent:
+        assigned = agent.next_of("task.assigned")
+        assert assigned["taskId"] == task_id
+        assert agent.welcome["payload"]["latestSequence"] > paired
+    assert starts == [paired - 1]
+    with hub.agent(creds, last_sequence=assigned["sequence"]):
+        pass
+    assert starts[1] == assigned["sequence"]
