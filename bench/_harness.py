@@ -324,26 +324,25 @@ def cpu_capped(pids: list[int], cores: float) -> Any:
     period = 100_000
     quota = max(1_000, int(cores * period))
     v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
-    made: list[tuple[Path, Path]] = []
+    if (v1 / "cpu.cfs_quota_us").exists():
+        root = v1
+        limits = {"cpu.cfs_period_us": str(period), "cpu.cfs_quota_us": str(quota)}
+    elif "cpu" in (v2 / "cgroup.controllers").read_text().split():
+        root, limits = v2, {"cpu.max": f"{quota} {period}"}
+    else:
+        raise SystemExit("--node-cpu needs a cgroup cpu controller (and root)")
+    made: list[Path] = []
     try:
         for pid in pids:
-            if (v1 / "cpu.cfs_quota_us").exists():
-                group, root = v1 / f"lineup-bench-{pid}", v1
-                group.mkdir(exist_ok=True)
-                made.append((group, root))
-                (group / "cpu.cfs_period_us").write_text(str(period))
-                (group / "cpu.cfs_quota_us").write_text(str(quota))
-            elif "cpu" in (v2 / "cgroup.controllers").read_text().split():
-                group, root = v2 / f"lineup-bench-{pid}", v2
-                group.mkdir(exist_ok=True)
-                made.append((group, root))
-                (group / "cpu.max").write_text(f"{quota} {period}")
-            else:
-                raise SystemExit("--node-cpu needs a cgroup cpu controller (and root)")
+            group = root / f"lineup-bench-{pid}"
+            group.mkdir(exist_ok=True)
+            made.append(group)
+            for name, value in limits.items():
+                (group / name).write_text(value)
             (group / "cgroup.procs").write_text(str(pid))
         yield
     finally:
-        for group, root in made:
+        for group in made:
             for pid in (group / "cgroup.procs").read_text().split():
                 with contextlib.suppress(OSError):
                     (root / "cgroup.procs").write_text(pid)

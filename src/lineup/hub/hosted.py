@@ -196,26 +196,26 @@ async def _check_engine(hub: HubState, engine: str) -> None:
     through ``engine_choices`` only: probing the engines' binaries happens off the event loop,
     at most every ``STATUS_SECONDS``."""
     choice = await _choice_of(hub, engine)
-    if choice is not None and choice.runnable and not choice.status.installed:
-        choice = await _choice_of(hub, engine, fresh=True)  # installed since it was asked?
-    if choice is not None and not choice.runnable:
-        raise InvalidArgument(
-            f"This LineUp has no driver for the {engine} engine yet, so it cannot host it; "
-            "choose another engine.",
-            details={"field": "engine", "engine": engine},
-        )
     if choice is None:
         offered = ", ".join(await runnable_engines(hub)) or "none is installed"
         raise InvalidArgument(
             f"There is no engine {engine!r} here; choose one of {offered}.",
             details={"field": "engine"},
         )
-    if not choice.status.installed:
+    if not choice.runnable:
         raise InvalidArgument(
-            f"The {engine} engine is not installed on this machine. Install it with "
-            f"`{choice.status.install_hint}`, then choose it again.",
+            f"This LineUp has no driver for the {engine} engine yet, so it cannot host it; "
+            "choose another engine.",
             details={"field": "engine", "engine": engine},
         )
+    if not choice.status.installed:
+        fresh = await _choice_of(hub, engine, fresh=True)  # installed since it was asked?
+        if fresh is None or not fresh.status.installed:
+            raise InvalidArgument(
+                f"The {engine} engine is not installed on this machine. Install it with "
+                f"`{choice.status.install_hint}`, then choose it again.",
+                details={"field": "engine", "engine": engine},
+            )
 
 
 async def _choice_of(hub: HubState, engine: str, *, fresh: bool = False) -> EngineChoice | None:

@@ -91,6 +91,7 @@ class _Task:
     cancelling: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)
     asked: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the question is asked, or the call ended without asking it."""
     runner: asyncio.Task[None] | None = None
     expires: float = 0.0
 
@@ -113,6 +114,7 @@ class _Task:
         self.status, self.message = status, message
         self.updated = datetime.now(UTC)
         self.done.set()
+        self.asked.set()
 
 
 class TasksMiddleware:
@@ -171,7 +173,7 @@ class TasksMiddleware:
         if name != "wait_for_answer":  # waiting again asks nothing
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(ASKED_WITHIN):
-                    await _first_of(task.asked, task.done)
+                    await task.asked.wait()
         return {"task": task.wire()}
 
     def _start(self, task: _Task, run: Awaitable[HandlerResult]) -> None:
@@ -276,15 +278,6 @@ class TasksMiddleware:
         for task_id, task in list(self._tasks.items()):
             if task.done.is_set() and task.expires <= now:
                 del self._tasks[task_id]
-
-
-async def _first_of(*events: asyncio.Event) -> None:
-    waits = [asyncio.ensure_future(event.wait()) for event in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
 
 
 def _ttl(metadata: Any) -> int:
