@@ -27,7 +27,7 @@ PERSON_TOOLS = {"choice": "choice", "confirm": "confirmation", "input": "answer"
 WATCHED = frozenset(
     {"interaction.requested", "task.status_changed", "agent.status_changed", "tool.called"}
 )
-"""Event types that may notify; the worker wakes up when one commits."""
+"""Event types that may notify (``may_notify`` narrows it by status)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +58,11 @@ def _actor_agent(event: StoredEvent) -> str | None:
     return event.actor[6:] if event.actor.startswith("agent:") else None
 
 
-def _may_notify(event: StoredEvent) -> bool:
+def may_notify(event: StoredEvent) -> bool:
     """Checked on the stored JSON before the payload is parsed: progress reports are most of
-    a busy log, and only a task's end or an agent going offline can notify of theirs."""
+    a busy log, and only a task's end or an agent going offline can notify of theirs. The
+    worker wakes only for commits with such an event; it reads past the others at its
+    interval."""
     if event.type == "task.status_changed":
         return event.payload.get("status") in ("failed", "succeeded")
     if event.type == "agent.status_changed":
@@ -69,7 +71,7 @@ def _may_notify(event: StoredEvent) -> bool:
 
 
 def notices_for(event: StoredEvent, read: Reader) -> list[Notice]:
-    if not _may_notify(event):
+    if not may_notify(event):
         return []
     ws = event.workspace_id
     fact = fact_of(event)

@@ -133,7 +133,7 @@ class NotificationWorker:
         self._wake.set()
 
     def _on_commit(self, events: Sequence[StoredEvent]) -> None:
-        if any(e.type in rules.WATCHED for e in events):
+        if any(rules.may_notify(e) for e in events):
             self._wake.set()
 
     async def run(self) -> None:
