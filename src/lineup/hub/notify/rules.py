@@ -7,6 +7,7 @@ in notification bodies). The link opens the exact card.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -27,7 +28,13 @@ PERSON_TOOLS = {"choice": "choice", "confirm": "confirmation", "input": "answer"
 WATCHED = frozenset(
     {"interaction.requested", "task.status_changed", "agent.status_changed", "tool.called"}
 )
-"""Event types that may notify (``may_notify`` narrows it by status)."""
+"""Event types that may notify."""
+
+NOTIFYING_STATUSES: Mapping[str, frozenset[str]] = {
+    "task.status_changed": frozenset({"failed", "succeeded"}),
+    "agent.status_changed": frozenset({"offline"}),
+}
+"""Watched types that notify only in these statuses: a progress report never does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +70,9 @@ def may_notify(event: StoredEvent) -> bool:
     a busy log, and only a task's end or an agent going offline can notify of theirs. The
     worker wakes only for commits with such an event; it reads past the others at its
     interval."""
-    if event.type == "task.status_changed":
-        return event.payload.get("status") in ("failed", "succeeded")
-    if event.type == "agent.status_changed":
-        return event.payload.get("status") == "offline"
+    statuses = NOTIFYING_STATUSES.get(event.type)
+    if statuses is not None:
+        return event.payload.get("status") in statuses
     return event.type in WATCHED
 
 

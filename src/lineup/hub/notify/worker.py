@@ -187,7 +187,7 @@ class NotificationWorker:
                         partial(self._produce_job, now_ms=now_ms, named=[workspace_id]),
                         workspace=workspace_id,
                     )
-                    for workspace_id, _ in behind
+                    for workspace_id, *_ in behind
                 )
             )
             total += sum(created for created, _ in passes)
@@ -201,8 +201,18 @@ class NotificationWorker:
         more = False
         # Read again under the workspaces' locks: this is what makes a pass once-only.
         behind = ns.workspaces_behind(conn, BATCH_WORKSPACES, among=named)
-        for workspace_id, cursor in behind:
-            events = tx.read_events(workspace_id, after=cursor, limit=BATCH_EVENTS)
+        for workspace_id, cursor, last in behind:
+            first = ns.first_that_may_notify(
+                conn,
+                workspace_id,
+                cursor,
+                types=rules.WATCHED,
+                statuses=rules.NOTIFYING_STATUSES,
+            )
+            if first is None:  # nothing since the cursor can notify
+                ns.set_cursor(conn, workspace_id, last, now_ms)
+                continue
+            events = tx.read_events(workspace_id, after=first - 1, limit=BATCH_EVENTS)
             if len(events) == BATCH_EVENTS:
                 more = True
             audience: _Audience | None = None
