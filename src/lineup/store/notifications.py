@@ -320,12 +320,14 @@ def first_that_may_notify(
     conn: Connection,
     workspace_id: str,
     after: int,
+    until: int,
     *,
     types: Collection[str],
     statuses: Mapping[str, Collection[str]],
 ) -> int | None:
-    """The sequence of the first event after ``after`` of one of ``types`` — of a type in
-    ``statuses``, only with one of those statuses in its payload. The worker reads from there:
+    """The sequence of the first event in ``after < sequence <= until`` of one of ``types``
+    — of a type in ``statuses``, only with one of those statuses in its payload (``until``
+    keeps one statement short). The worker reads from there:
     what lies before it cannot notify, and is passed over in one statement (the database
     reads the payloads' status) instead of being read event by event — a busy agent leaves
     thousands of progress reports between two passes."""
@@ -336,7 +338,10 @@ def first_that_may_notify(
         for kind, wanted in sorted(statuses.items())
     ]
     stmt = select(func.min(events.c.sequence)).where(
-        events.c.workspace_id == workspace_id, events.c.sequence > after, or_(*maybe)
+        events.c.workspace_id == workspace_id,
+        events.c.sequence > after,
+        events.c.sequence <= until,
+        or_(*maybe),
     )
     first = conn.execute(stmt).scalar()
     return None if first is None else int(first)

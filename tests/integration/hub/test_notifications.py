@@ -232,6 +232,34 @@ def test_only_waiting_and_failed_notify_by_default(
         story.close()
 
 
+def test_a_failure_after_more_progress_reports_than_a_pass_looks_through_still_notifies(
+    hub_database: str,
+    tmp_path: Path,
+    push_service: PushService,
+    mail_server: MailServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pass passes over what cannot notify a window at a time (``SKIP_EVENTS``, made
+    small here): woken by the failure, it goes on window after window until it reaches it
+    (the interval, an hour here, would be too late)."""
+    from lineup.hub.notify import worker
+
+    monkeypatch.setattr(worker, "SKIP_EVENTS", 4)
+    settings = notify_settings(hub_database, tmp_path, mail_server, notify_interval=3600)
+    with running_hub(settings) as hub:
+        story = start_story(hub)
+        phone = push_service.device("phone")
+        subscribe(story.person, phone)
+        agent, task_id = story.agent, story.task_id
+        for progress in range(1, 15):
+            report = {"status": "running", "progress": progress}
+            assert agent.call("task.status_changed", report, taskId=task_id)["type"] == "ack"
+        agent.call("task.status_changed", {"status": "failed", "error": "broke"}, taskId=task_id)
+        push_service.wait_for(lambda got: for_subject(got, task_id), "the failure push")
+        assert [r.payload["kind"] for r in push_service.received] == ["failed"]
+        story.close()
+
+
 def test_a_tool_call_that_asks_a_person_notifies_like_a_request(
     hub_database: str, tmp_path: Path, push_service: PushService, mail_server: MailServer
 ) -> None:

@@ -17,10 +17,10 @@ TYPES = {"test.alarm", "test.status"}
 STATUSES = {"test.status": {"bad", "worse"}}
 
 
-async def _first(store: Store, workspace_id: str, after: int) -> int | None:
+async def _first(store: Store, workspace_id: str, after: int, until: int = 1_000_000) -> int | None:
     return await store.read(
         lambda r: ns.first_that_may_notify(
-            r.connection, workspace_id, after, types=TYPES, statuses=STATUSES
+            r.connection, workspace_id, after, until, types=TYPES, statuses=STATUSES
         )
     )
 
@@ -60,3 +60,5 @@ async def test_the_first_event_that_may_notify_is_found_past_thousands_that_cann
     assert await _first(store, ws, bad) == alarm, "a watched type with any status"
     assert await _first(store, ws, alarm) == worse
     assert await _first(store, ws, worse) is None
+    assert await _first(store, ws, start, until=bad - 1) is None, "no further than asked"
+    assert await _first(store, ws, start, until=bad) == bad

@@ -43,6 +43,8 @@ from lineup.store import notifications as ns
 log = logging.getLogger("lineup.hub.notify")
 
 BATCH_EVENTS = 200
+SKIP_EVENTS = 20_000
+"""Events one pass looks through, in the database, for the next one that may notify."""
 BATCH_WORKSPACES = 50
 CLAIM_LIMIT = 32
 CLAIM_LEASE_MS = 60_000
@@ -202,15 +204,18 @@ class NotificationWorker:
         # Read again under the workspaces' locks: this is what makes a pass once-only.
         behind = ns.workspaces_behind(conn, BATCH_WORKSPACES, among=named)
         for workspace_id, cursor, last in behind:
+            until = min(last, cursor + SKIP_EVENTS)
             first = ns.first_that_may_notify(
                 conn,
                 workspace_id,
                 cursor,
+                until,
                 types=rules.WATCHED,
                 statuses=rules.NOTIFYING_STATUSES,
             )
-            if first is None:  # nothing since the cursor can notify
-                ns.set_cursor(conn, workspace_id, last, now_ms)
+            if first is None:  # nothing up to ``until`` can notify
+                ns.set_cursor(conn, workspace_id, until, now_ms)
+                more = more or until < last
                 continue
             events = tx.read_events(workspace_id, after=first - 1, limit=BATCH_EVENTS)
             if len(events) == BATCH_EVENTS:
