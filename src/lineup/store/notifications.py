@@ -326,11 +326,10 @@ def first_that_may_notify(
     statuses: Mapping[str, Collection[str]],
 ) -> int | None:
     """The sequence of the first event in ``after < sequence <= until`` of one of ``types``
-    — of a type in ``statuses``, only with one of those statuses in its payload (``until``
-    keeps one statement short). The worker reads from there:
-    what lies before it cannot notify, and is passed over in one statement (the database
-    reads the payloads' status) instead of being read event by event — a busy agent leaves
-    thousands of progress reports between two passes."""
+    — of a type in ``statuses``, only with one of those statuses in its payload. The worker
+    reads from there: what lies before it cannot notify, and is passed over in one statement
+    (the database reads the payloads' status) instead of event by event — a busy agent leaves
+    thousands of progress reports between two passes. ``until`` keeps the statement short."""
     status = type_coerce(events.c.payload, JSON)["status"].as_string()
     maybe: list[ColumnElement[bool]] = [events.c.type.in_(sorted(set(types) - set(statuses)))]
     maybe += [

@@ -32,7 +32,8 @@ def _event(kind: str, payload: dict[str, Any], sequence: int = 1) -> StoredEvent
 
 
 def _worker() -> NotificationWorker:
-    return NotificationWorker(SimpleNamespace(settings=Settings(database_url="sqlite:///:memory:")))  # type: ignore[arg-type]
+    hub = SimpleNamespace(settings=Settings(database_url="sqlite:///:memory:"))
+    return NotificationWorker(hub)  # type: ignore[arg-type]
 
 
 QUIET = [
