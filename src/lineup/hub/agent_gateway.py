@@ -360,7 +360,9 @@ class AgentConnection:
                 fingerprint=digest,
             )
 
-        return await self.hub.recorder.run(job, lane=agent.actor, workspace=agent.workspace_id)
+        return await self.hub.recorder.run(
+            job, lane=agent.actor, workspace=agent.workspace_id, brief=True
+        )
 
 
 Handler = Callable[[Writing, AgentIdentity, Envelope, Any], Recorded]

@@ -112,12 +112,14 @@ class Recorder:
         lane: Hashable | None = None,
         *,
         workspace: str | None = None,
+        brief: bool = False,
     ) -> T:
         """Run ``job`` in the writer's next transaction; returns once that has committed.
 
         ``lane`` groups one sender's jobs (see ``Store.write``), so one busy agent gets its
         share of the writer and no more. ``workspace``, when the job writes that workspace's
-        rows and nothing else, lets it commit beside other workspaces' jobs."""
+        rows and nothing else, lets it commit beside other workspaces' jobs. ``brief``: see
+        ``Store.write``."""
         return await self.store.write(
-            lambda tx: job(Writing(tx, self.clock)), lane, workspace=workspace
+            lambda tx: job(Writing(tx, self.clock)), lane, workspace=workspace, brief=brief
         )

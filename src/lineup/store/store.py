@@ -124,6 +124,7 @@ class Store:
         *,
         workspace: str | None = None,
         workspaces: Iterable[str] | None = None,
+        brief: bool = False,
     ) -> Awaitable[T]:
         """Run ``fn`` in the writer's next transaction; the result resolves once that committed.
 
@@ -144,8 +145,12 @@ class Store:
         on this node and others. A job that names none may write anything — users, sessions,
         rows of several workspaces it cannot name up front — and runs alone in the cluster
         (``lineup.store.write_locks``).
+
+        ``brief`` says ``fn`` is a few statements, bounded by what one frame carries (an
+        agent's report): a batch of a few such jobs may run on the event loop's own thread
+        (SQLite), with no hand-over to the writer's thread.
         """
-        return self._writer.submit(fn, lane, scope_of(workspace, workspaces))
+        return self._writer.submit(fn, lane, scope_of(workspace, workspaces), brief=brief)
 
     async def append(self, event: NewEvent) -> AppendResult:
         """One event in its own job; to append several atomically, use ``write``."""

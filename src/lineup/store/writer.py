@@ -93,7 +93,9 @@ Job = Callable[["WriteTx"], T]
 class RunOnWriter(Protocol):
     """Runs a synchronous function on the writer's connection (``engines.Backend.run_writer``)."""
 
-    def __call__(self, fn: Callable[[Connection], T], /) -> Awaitable[T]: ...
+    def __call__(
+        self, fn: Callable[[Connection], T], /, *, brief: bool = False
+    ) -> Awaitable[T]: ...
 
 
 DEFAULT_MAX_BATCH = 256
@@ -106,6 +108,11 @@ DEFAULT_BATCH_SLICE = 0.005
 a few dozen progress reports on this project's machine, short against a person's request
 (tens of milliseconds) and long against a commit, so a flood that shares its shard still
 commits in batches."""
+BRIEF_BATCH = 4
+"""The most jobs in a batch of brief jobs that the backend may run on the event loop's thread
+(``engines.Backend.run_writer``): a steady agent's reports come a job or two per batch, and
+for those the hand-over to SQLite's writer thread and back, and the two threads' turns at
+the interpreter lock, cost more than the jobs."""
 DEFAULT_LANE_SHARE = 32
 """A lane's most jobs per batch beside other lanes: small enough that a batch of one agent's
 burst commits in a few milliseconds, large enough that eight busy agents still fill a batch.
@@ -263,6 +270,7 @@ class _Job(Generic[T]):
     scope: Scope = GLOBAL
     lane: Hashable | None = None
     group: Hashable = None
+    brief: bool = False
     ok: bool = False
     result: Any = None
     error: Exception | None = None
@@ -350,6 +358,8 @@ class Writer:
         return len(self._shards)
 
     def start(self) -> None:
+        if self._shards[-1].task is not None:
+            return  # started (every enqueue asks)
         loop = asyncio.get_running_loop()
         for shard in self._shards:
             if shard.task is None:
@@ -358,13 +368,20 @@ class Writer:
                 )
 
     def submit(
-        self, fn: Job[T], lane: Hashable | None = None, scope: Scope = GLOBAL
+        self,
+        fn: Job[T],
+        lane: Hashable | None = None,
+        scope: Scope = GLOBAL,
+        *,
+        brief: bool = False,
     ) -> Awaitable[T]:
         """Queue ``fn`` in ``lane`` (its own if none) for the workspaces of ``scope`` (all, if
-        ``GLOBAL``); refused at once (not when awaited) from inside a write job."""
+        ``GLOBAL``); refused at once (not when awaited) from inside a write job. ``brief``:
+        ``fn`` does a few statements' work, bounded by what one frame can carry (see
+        ``BRIEF_BATCH``)."""
         if _in_job.get():
             raise RuntimeError("Store.write called from inside a write job; use its WriteTx")
-        return self._enqueue(fn, lane, scope)
+        return self._enqueue(fn, lane, scope, brief)
 
     async def flush(self) -> None:
         """Wait until everything queued before this call has committed (or failed)."""
@@ -427,7 +444,7 @@ class Writer:
                 if route.jobs <= 0:
                     del self._routes[job.lane]
 
-    async def _enqueue(self, fn: Job[T], lane: Hashable | None, scope: Scope) -> T:
+    async def _enqueue(self, fn: Job[T], lane: Hashable | None, scope: Scope, brief: bool) -> T:
         if self._closed:
             raise Unavailable("the store is closed")
         if any(s.task is not None and s.task.done() for s in self._shards):
@@ -435,7 +452,7 @@ class Writer:
         self.start()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         route = self._route(scope, lane)
-        job: _Job[T] = _Job(fn, future, scope, lane, route.group)
+        job: _Job[T] = _Job(fn, future, scope, lane, route.group, brief)
         shard = route.shard
         key: Hashable = job if lane is None else lane
         lanes = shard.groups.setdefault(route.group, {})
@@ -566,9 +583,10 @@ class Writer:
         if not work:
             return []
         scope = write_locks.union(j.scope for j in work)
+        brief = len(work) <= BRIEF_BATCH and all(j.brief for j in work)
         try:
             isolated, ran = await self._run_on_writer(
-                lambda conn: self._execute(conn, shard, work, scope)
+                lambda conn: self._execute(conn, shard, work, scope), brief=brief
             )
         except Exception as exc:
             self._fail_batch(work, exc)

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from lineup.protocol.errors import InvalidArgument, NotFound, Unavailable
 from lineup.protocol.ids import new_ulid
 from lineup.store import AppendResult, Store, StoredEvent, WriteTx
-from lineup.store.writer import DEFAULT_LANE_SHARE
+from lineup.store.writer import BRIEF_BATCH, DEFAULT_LANE_SHARE
 from tests.support.waiting import until_async
 
 from .factory import create_workspace, event, note
@@ -24,7 +24,14 @@ from .factory import create_workspace, event, note
 DEADLINE = 30
 
 
-async def _batch(store: Store, jobs: Sequence[Any]) -> list[Any]:
+@pytest.fixture(params=[False, True], ids=["thread", "brief"])
+def brief(request: pytest.FixtureRequest) -> bool:
+    """Whether the batch is of brief jobs, which SQLite runs on the event loop's thread."""
+    flag: bool = request.param
+    return flag
+
+
+async def _batch(store: Store, jobs: Sequence[Any], brief: bool = False) -> list[Any]:
     """Run ``jobs`` as one batch; returns each job's result or exception.
 
     The writer is idle between awaited writes, and every submission below reaches its queue
@@ -32,7 +39,8 @@ async def _batch(store: Store, jobs: Sequence[Any]) -> list[Any]:
     """
     before = store.writer_stats
     results = await asyncio.wait_for(
-        asyncio.gather(*(store.write(job) for job in jobs), return_exceptions=True), DEADLINE
+        asyncio.gather(*(store.write(job, brief=brief) for job in jobs), return_exceptions=True),
+        DEADLINE,
     )
     after = store.writer_stats
     committed = after.transactions_committed - before.transactions_committed
@@ -40,7 +48,9 @@ async def _batch(store: Store, jobs: Sequence[Any]) -> list[Any]:
     return results
 
 
-async def test_a_failing_job_does_not_affect_the_others_in_its_batch(store: Store) -> None:
+async def test_a_failing_job_does_not_affect_the_others_in_its_batch(
+    store: Store, brief: bool
+) -> None:
     ws = await create_workspace(store)
 
     def good(tx: WriteTx) -> AppendResult:
@@ -51,14 +61,16 @@ async def test_a_failing_job_does_not_affect_the_others_in_its_batch(store: Stor
         raise InvalidArgument("changed my mind")
 
     before = store.writer_stats.transactions_committed
-    results = await _batch(store, [good, bad, good])
+    results = await _batch(store, [good, bad, good], brief)
     assert store.writer_stats.transactions_committed == before + 1
     assert isinstance(results[1], InvalidArgument)
     assert [r.event.sequence for r in (results[0], results[2])] == [2, 3]
     assert [e.sequence for e in await store.read_events(ws)] == [1, 2, 3]
 
 
-async def test_a_job_that_breaks_the_database_rolls_back_only_itself(store: Store) -> None:
+async def test_a_job_that_breaks_the_database_rolls_back_only_itself(
+    store: Store, brief: bool
+) -> None:
     ws = await create_workspace(store)
 
     def good(tx: WriteTx) -> AppendResult:
@@ -70,13 +82,13 @@ async def test_a_job_that_breaks_the_database_rolls_back_only_itself(store: Stor
             text("INSERT INTO workspaces (id, name, created_at) VALUES (:i, 'x', 0)"), {"i": ws}
         )
 
-    results = await _batch(store, [good, duplicate_key, good])
+    results = await _batch(store, [good, duplicate_key, good], brief)
     assert isinstance(results[1], Exception) and not isinstance(results[1], Unavailable)
     assert [e.sequence for e in await store.read_events(ws)] == [1, 2, 3]
 
 
 async def test_a_job_that_fails_before_writing_fails_alone_without_a_rerun(
-    store: Store,
+    store: Store, brief: bool
 ) -> None:
     ws = await create_workspace(store)
     runs: list[str] = []
@@ -91,7 +103,7 @@ async def test_a_job_that_fails_before_writing_fails_alone_without_a_rerun(
             raise NotFound("no such task")
 
     before = store.writer_stats
-    results = await _batch(store, [good, refuses, good])
+    results = await _batch(store, [good, refuses, good], brief)
     after = store.writer_stats
     assert isinstance(results[1], NotFound)
     assert [r.event.sequence for r in (results[0], results[2])] == [2, 3]
@@ -101,7 +113,7 @@ async def test_a_job_that_fails_before_writing_fails_alone_without_a_rerun(
 
 
 async def test_a_job_that_fails_after_writing_reruns_the_batch_a_savepoint_per_job(
-    store: Store,
+    store: Store, brief: bool
 ) -> None:
     ws = await create_workspace(store)
     runs: list[str] = []
@@ -116,14 +128,14 @@ async def test_a_job_that_fails_after_writing_reruns_the_batch_a_savepoint_per_j
         raise InvalidArgument("changed my mind")
 
     before = store.writer_stats
-    results = await _batch(store, [good, bad, good])
+    results = await _batch(store, [good, bad, good], brief)
     assert isinstance(results[1], InvalidArgument)
     assert runs == ["good", "bad", "good", "bad", "good"]  # optimistic, then isolated
     assert store.writer_stats.batches_isolated == before.batches_isolated + 1
     assert [e.sequence for e in await store.read_events(ws)] == [1, 2, 3]
 
 
-async def test_the_same_event_twice_in_one_batch_is_stored_once(store: Store) -> None:
+async def test_the_same_event_twice_in_one_batch_is_stored_once(store: Store, brief: bool) -> None:
     ws = await create_workspace(store)
     resent = note(ws)
 
@@ -133,14 +145,16 @@ async def test_the_same_event_twice_in_one_batch_is_stored_once(store: Store) ->
     def send(tx: WriteTx) -> AppendResult:
         return tx.append(resent)
 
-    first, other, again = await _batch(store, [send, good, send])
+    first, other, again = await _batch(store, [send, good, send], brief)
     assert (first.duplicate, again.duplicate) == (False, True)
     assert again.event == first.event
     assert [first.event.sequence, other.event.sequence] == [2, 3]
     assert await store.last_sequence(ws) == 3
 
 
-async def test_an_append_that_fails_is_undone_even_if_its_job_carries_on(store: Store) -> None:
+async def test_an_append_that_fails_is_undone_even_if_its_job_carries_on(
+    store: Store, brief: bool
+) -> None:
     ws = await create_workspace(store)
 
     def carries_on(tx: WriteTx) -> int:
@@ -148,13 +162,15 @@ async def test_an_append_that_fails_is_undone_even_if_its_job_carries_on(store: 
             tx.append(event(ws, "task.created", {"taskId": "t1"}))  # no title: fails late
         return tx.append(note(ws)).event.sequence
 
-    results = await _batch(store, [carries_on])
+    results = await _batch(store, [carries_on], brief)
     assert results == [2]
     assert [e.type for e in await store.read_events(ws)] == ["workspace.created", "test.note"]
     assert await store.read(lambda r: r.get_task(ws, "t1")) is None
 
 
-async def test_when_commit_fails_every_job_of_the_batch_is_unavailable(store: Store) -> None:
+async def test_when_commit_fails_every_job_of_the_batch_is_unavailable(
+    store: Store, brief: bool
+) -> None:
     ws = await create_workspace(store)
     table = f"t_{new_ulid().lower()}"
 
@@ -171,12 +187,32 @@ async def test_when_commit_fails_every_job_of_the_batch_is_unavailable(store: St
         )
         tx.execute(text(f"INSERT INTO {table} (id, ref) VALUES (1, 2)"))
 
-    results = await _batch(store, [good, breaks_commit, good])
+    results = await _batch(store, [good, breaks_commit, good], brief)
     assert all(isinstance(r, Unavailable) for r in results), results
     assert all(r.retryable for r in results)
     assert store.writer_stats.batches_failed == 1
     assert await store.last_sequence(ws) == 1
     assert (await store.append(note(ws))).event.sequence == 2
+
+
+async def test_a_few_brief_jobs_run_on_the_event_loops_thread_and_no_others(
+    store: Store,
+) -> None:
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL's writer runs on the event loop's thread already (its driver)")
+    here = threading.current_thread().name
+
+    def where(tx: WriteTx) -> str:
+        return threading.current_thread().name
+
+    def elsewhere(results: list[Any]) -> bool:
+        return all(r == "lineup-sqlite-writer" for r in results)
+
+    assert await _batch(store, [where] * BRIEF_BATCH, brief=True) == [here] * BRIEF_BATCH
+    assert elsewhere(await _batch(store, [where] * (BRIEF_BATCH + 1), brief=True))
+    assert elsewhere(await _batch(store, [where] * 2))
+    mixed = await asyncio.gather(store.write(where, brief=True), store.write(where))
+    assert elsewhere(mixed)
 
 
 async def test_jobs_are_batched_under_load(store: Store) -> None:
@@ -224,7 +260,9 @@ async def test_writing_from_inside_a_job_is_refused_instead_of_deadlocking(store
         await asyncio.wait_for(store.write(nested), DEADLINE)
 
 
-async def test_commit_listeners_get_new_events_in_order_after_commit(store: Store) -> None:
+async def test_commit_listeners_get_new_events_in_order_after_commit(
+    store: Store, brief: bool
+) -> None:
     ws = await create_workspace(store)
     seen: list[list[int]] = []
 
@@ -242,7 +280,7 @@ async def test_commit_listeners_get_new_events_in_order_after_commit(store: Stor
     def appends(tx: WriteTx) -> AppendResult:
         return tx.append(note(ws))
 
-    await _batch(store, [appends, fails, lambda tx: tx.append(duplicate), appends])
+    await _batch(store, [appends, fails, lambda tx: tx.append(duplicate), appends], brief)
     remove()
     await store.append(note(ws))
     assert seen == [[2], [3, 4]]
