@@ -13,6 +13,7 @@ from sqlalchemy import Connection, make_url, text
 
 from lineup.store import engines
 from lineup.store.engines import SQLiteBackend
+from tests.support.waiting import until_async
 
 
 @pytest.fixture
@@ -146,21 +147,36 @@ async def test_a_brief_call_runs_on_the_loop_only_while_the_thread_has_nothing(
     assert await backend.run_writer(_bodies, brief=True) == ["slow", "brief"]
 
 
-async def test_the_wal_is_checkpointed_between_calls_not_left_to_grow(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_the_wal_is_copied_back_beside_a_busy_writer_and_stays_bounded(
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(engines, "CHECKPOINT_CALLS", 10)
-    monkeypatch.setattr(engines, "CHECKPOINT_CALLS_MIN", 10)
-    monkeypatch.setattr(engines, "CHECKPOINT_CALLS_MAX", 10)
     path = tmp_path / "c.db"
     made = SQLiteBackend(make_url(f"sqlite:///{path}"), read_pool_size=1)
     try:
         await made.run_writer(_create_table)
-        assert await made.run_writer(lambda c: engines._pragma(c, "wal_autocheckpoint")) == (0,)
-        for i in range(400):  # a page or more each: 400 pages of WAL if nothing checkpoints
+        started, release = threading.Event(), threading.Event()
+
+        def hold(conn: Connection) -> None:
+            started.set()
+            release.wait(10)
+
+        held = asyncio.ensure_future(made.run_writer(hold))
+        await asyncio.to_thread(started.wait, 10)
+        passes = made._checkpointer.passes
+        queued = [
+            asyncio.ensure_future(made.run_writer(_insert(f"q{i}")))
+            for i in range(engines.CHECKPOINT_CALLS)
+        ]
+        # the pass runs on a connection of its own, while the writer is still held
+        await until_async(lambda: made._checkpointer.passes > passes, "a checkpoint pass")
+        assert not held.done()
+        release.set()
+        await asyncio.gather(held, *queued)
+
+        for i in range(600):  # a page or more each: 600 pages of WAL if nothing copied back
             await made.run_writer(_insert(f"{i:05d}" + "x" * 5000), brief=i % 2 == 0)
         wal_pages = path.with_name("c.db-wal").stat().st_size // 4096
-        assert wal_pages < 100
-        assert len(await made.run_writer(_bodies)) == 400
+        assert wal_pages < 1_500  # the writer's checkpoint, at 1,000 pages, starts it over
+        assert len(await made.run_writer(_bodies)) == 600 + engines.CHECKPOINT_CALLS
     finally:
         await made.dispose()
