@@ -4,9 +4,11 @@ Every query in the store is plain synchronous SQLAlchemy over a ``Connection``; 
 runs such a function for the event loop and hands back its result:
 
 - SQLite (pysqlite): the writer is a dedicated thread owning the one writer connection, so a
-  whole batch of write jobs costs one hop between the event loop and that thread; readers are
-  a small pool of connections used from a thread pool of the same size (WAL lets them read
-  while the writer writes). The driver's own transaction handling is switched off (it cannot
+  whole batch of write jobs costs one hop between the event loop and that thread (a batch of
+  a few brief jobs runs on the event loop's thread instead, while that thread is idle), and
+  a second thread copies the WAL back beside it (``_Checkpointer``); readers are a small
+  pool of connections used from a thread pool of the same size (WAL lets them read while
+  the writer writes). The driver's own transaction handling is switched off (it cannot
   do savepoints reliably) and we emit BEGIN ourselves: ``BEGIN IMMEDIATE`` for the writer,
   so it takes the write lock up front instead of failing on upgrade, and a deferred
   ``BEGIN`` for readers, which in WAL mode gives each read transaction a snapshot.
@@ -229,9 +231,13 @@ class _WriterThread:
         return outcome
 
     def _let_go(self) -> None:
+        """Back to the pool, which rolls it back; never raises (the thread must go on)."""
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.close()
+            try:
+                conn.close()
+            except Exception:
+                log.warning("SQLite writer connection did not close cleanly", exc_info=True)
 
     def _serve(self) -> None:
         while (call := self._calls.get()) is not None:
