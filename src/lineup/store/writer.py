@@ -313,6 +313,8 @@ class _Shard:
     running_groups: frozenset[Hashable] = frozenset()
     lone_lane: Hashable | None = None
     """The lane of a running batch that took one lane alone, beyond ``lane_share``."""
+    quiet_served: bool = False
+    """The last batch was quiet workspaces' alone: the next one serves the busy ones."""
     shared: bool = False
     """A quiet group with no job in the running batch has jobs waiting: the batch may be
     sliced. Set on the event loop, read by the batch (on SQLite in the writer thread: a plain
@@ -474,7 +476,22 @@ class Writer:
     def _next_batch(self, shard: _Shard) -> list[_Job[Any]]:
         """The workspaces in turn, each at most its share of the batch; within one, up to
         ``lane_share`` jobs of each lane in turn. Whatever was served goes to the back. The
-        workspaces' jobs are interleaved, so that a slice reaches each of them."""
+        workspaces' jobs are interleaved, so that a slice reaches each of them.
+
+        Quiet workspaces (a request or two) waiting beside busy ones get a batch of their
+        own first — their commit does not wait for a share of the flood's jobs — and the
+        busy ones the batch after, whatever has arrived meanwhile."""
+        if len(shard.groups) > 1:
+            if not shard.quiet_served:
+                batch = self._quiet_batch(shard)
+                if batch:
+                    shard.quiet_served = True
+                    return batch
+            else:  # the busy ones' turn: first in the batch, so a slice reaches them
+                shard.groups = dict(
+                    sorted(shard.groups.items(), key=lambda item: self._quiet(item[1]))
+                )
+        shard.quiet_served = False
         taken: list[list[_Job[Any]]] = []
         size = 0
         groups = shard.groups
@@ -519,6 +536,25 @@ class Writer:
         shard.shared = any(
             self._quiet(lanes) for g, lanes in groups.items() if g not in shard.running_groups
         )
+        return batch
+
+    def _quiet_batch(self, shard: _Shard) -> list[_Job[Any]]:
+        """Every job of the quiet workspaces, when busy ones wait too (else none)."""
+        groups = shard.groups
+        quiet = [g for g, lanes in groups.items() if self._quiet(lanes)]
+        if not quiet or len(quiet) == len(groups):
+            return []
+        batch: list[_Job[Any]] = []
+        served: list[Hashable] = []
+        for group in quiet:
+            if len(batch) >= self._max_batch:
+                break
+            for queued in groups.pop(group).values():
+                batch.extend(queued)
+            served.append(group)
+        shard.running_groups = frozenset(served)
+        shard.lone_lane = None
+        shard.shared = False
         return batch
 
     def _quiet(self, lanes: dict[Hashable, deque[_Job[Any]]]) -> bool:

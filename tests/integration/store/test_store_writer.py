@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -419,8 +420,8 @@ async def test_a_quiet_workspaces_request_cuts_a_flooders_batch_short_and_commit
 ) -> None:
     """Four agents of one workspace have 200 frames queued and a batch of them running when
     a person's request of another workspace arrives: the running batch commits early, and
-    the request commits in the next batch beside at most one lane share of the flood; every
-    frame of the flood commits, each agent's in order."""
+    the request commits next, in a batch of its own; every frame of the flood commits, each
+    agent's in order."""
     flooded, quiet = await create_workspace(sliced), await create_workspace(sliced)
     commits: list[list[str]] = []
     sliced.add_commit_listener(lambda events: commits.append([e.workspace_id for e in events]))
@@ -454,12 +455,45 @@ async def test_a_quiet_workspaces_request_cuts_a_flooders_batch_short_and_commit
         results = await asyncio.wait_for(asyncio.gather(*flood, request), DEADLINE)
     mine = next(i for i, c in enumerate(commits) if quiet in c)
     assert sum(len(c) for c in commits[:mine]) == 1, "the running batch should stop early"
-    assert len(commits[mine]) <= DEFAULT_LANE_SHARE + 1
+    assert len(commits[mine]) == 1, "the request should commit in a batch of its own"
     assert sliced.writer_stats.batches_sliced >= 1
     for lane in range(4):
         sequences = [r.event.sequence for r in results[lane:200:4]]
         assert sequences == sorted(sequences)
     assert sorted(r.event.sequence for r in results[:200]) == list(range(2, 202))
+
+
+async def test_requests_arriving_at_every_commit_do_not_hold_the_flood_back(
+    sliced: Store,
+) -> None:
+    """Quiet workspaces' batches alternate with the flood's: however often requests come,
+    the flood commits a batch between any two of theirs."""
+    flooded = await create_workspace(sliced)
+    quiet = [await create_workspace(sliced) for _ in range(6)]
+    commits: list[set[str]] = []
+    requests: list[asyncio.Future[AppendResult]] = []
+
+    def another_request(events: Sequence[StoredEvent]) -> None:
+        commits.append({e.workspace_id for e in events})
+        if len(requests) < len(quiet):  # a new request while the next batch runs
+            ws = quiet[len(requests)]
+            requests.append(
+                asyncio.ensure_future(sliced.write(lambda tx: tx.append(note(ws)), workspace=ws))
+            )
+
+    sliced.add_commit_listener(another_request)
+    flood = [
+        sliced.write(lambda tx: tx.append(note(flooded)), lane=f"agent:{n % 4}", workspace=flooded)
+        for n in range(300)
+    ]
+    await asyncio.wait_for(asyncio.gather(*flood), DEADLINE)
+    await asyncio.wait_for(asyncio.gather(*requests), DEADLINE)
+    served = [flooded in c for c in commits]
+    last_of_flood = max(i for i, flood_in_it in enumerate(served) if flood_in_it)
+    alone = [i for i, flood_in_it in enumerate(served[:last_of_flood]) if not flood_in_it]
+    assert alone, "the requests should have had batches of their own"
+    assert all(b - a > 1 for a, b in itertools.pairwise(alone)), str(served)
+    assert await sliced.last_sequence(flooded) == 301
 
 
 async def test_a_flood_alone_commits_in_full_batches(sliced: Store) -> None:
