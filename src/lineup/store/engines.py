@@ -275,7 +275,7 @@ class _Checkpointer:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._calls = 0
+        self._since_pass = 0  # writer calls
         self._due = threading.Event()
         self._stopping = False
         self.passes = 0
@@ -286,9 +286,9 @@ class _Checkpointer:
 
     def wrote(self) -> None:
         """The writer is given a call (event loop); every ``CHECKPOINT_CALLS``, a pass."""
-        self._calls += 1
-        if self._calls >= CHECKPOINT_CALLS:
-            self._calls = 0
+        self._since_pass += 1
+        if self._since_pass >= CHECKPOINT_CALLS:
+            self._since_pass = 0
             self._due.set()
 
     def stop(self) -> None:

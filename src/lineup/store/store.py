@@ -128,8 +128,9 @@ class Store:
     ) -> Awaitable[T]:
         """Run ``fn`` in the writer's next transaction; the result resolves once that committed.
 
-        ``fn`` is a plain (synchronous) function of the transaction, run away from the event
-        loop (SQLite: on the writer thread). It must be re-runnable: the writer may roll a
+        ``fn`` is a plain (synchronous) function of the transaction, run by the writer
+        (SQLite: on its thread, or on the event loop's for a ``brief`` batch; PostgreSQL: on
+        the loop, through the driver). It must be re-runnable: the writer may roll a
         batch back and run it again (see ``lineup.store.writer``), so ``fn`` must be a pure
         function of the transaction — no effects outside it, no state carried between runs.
         It must not call ``write`` (refused with ``RuntimeError``).
