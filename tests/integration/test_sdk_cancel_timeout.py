@@ -129,6 +129,8 @@ async def test_an_agent_away_while_its_cancel_times_out_learns_on_return_and_sen
         state_dir = tmp_path / "state"
         agent = _agent(AgentConfig.load(creds), state_dir, runs, started)
         running = asyncio.create_task(agent.run())
+        # connected before the task exists: its agent.connected is not the task's to show
+        await until_async(lambda: _is(agent_status, "online"), "the agent online")
         created = await ana.send(
             "POST", "/tasks", {"title": "Build", "targetAgentId": agent_id}, 201
         )
