@@ -9,8 +9,10 @@ transaction holds the workspace's advisory lock, so no one else moves it), and i
 row, its subject index rows, the workspace's counter and — for a progress report — the
 task's touch (``projections.task_touch``) are held. Before any other statement runs on the
 connection (``statements``, and a listener for everything else), and before COMMIT, the
-held writes are made: one ``executemany`` per table, each a single round trip however many
-events the batch holds.
+held writes are made in one statement — one round trip however many events the batch holds:
+each table's rows travel as one array per column, unnested by data-modifying ``WITH``
+parts. (asyncpg's ``executemany``, one per table, cost the writer more CPU than all its
+other statements together when batches are small.)
 
 What the held writes would have refused — a resent event id, a value the column cannot
 hold — fails there instead, and the writer then runs the batch again isolated, a savepoint
@@ -19,12 +21,16 @@ per job and no holding: the same path as any failure of the optimistic pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import BigInteger, String, bindparam, event, insert, select, text, update
+from sqlalchemy import BigInteger, Column, String, Table, bindparam, event, select, text
+from sqlalchemy import types as sqltypes
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.sql.elements import TextClause
 
 from lineup.store import projections, statements, task_rows
 from lineup.store.schema import event_subjects, events, tasks, workspaces
@@ -40,15 +46,7 @@ _COUNTERS = (
     .bindparams(bindparam("ids", type_=ARRAY(String)))
     .columns(id=String(), last_sequence=BigInteger(), last_recorded_at=BigInteger())
 )
-_SET_COUNTER = (
-    update(workspaces)
-    .where(workspaces.c.id == bindparam("w_id"))
-    .values(last_sequence=bindparam("seq"), last_recorded_at=bindparam("rec"))
-)
 T = TypeVar("T")
-
-_INSERT_EVENT = insert(events)
-_INSERT_SUBJECT = insert(event_subjects)
 
 
 class AppendBuffer:
@@ -72,6 +70,15 @@ class AppendBuffer:
         params = {"ids": sorted(workspace_ids)}
         for row in self.unheld(conn, lambda: statements.run(conn, _COUNTERS, params)):
             self._counters[row["id"]] = (row["last_sequence"], row["last_recorded_at"])
+
+    def know_counters(self, counters: Mapping[str, tuple[int, int]]) -> None:
+        """Count on from these counters, which the batch checked once it held the locks."""
+        self._counters.update(counters)
+
+    def counters_of(self, workspace_ids: frozenset[str]) -> dict[str, tuple[int, int]]:
+        """The counters of these workspaces that the batch knows, as its writes leave them
+        (once flushed); one moved by a statement of its own it does not know any more."""
+        return {w: self._counters[w] for w in workspace_ids if w in self._counters}
 
     def unheld(self, conn: Connection, read: Callable[[], T]) -> T:
         """``read()`` without making the held writes first: for a read they cannot change."""
@@ -139,7 +146,8 @@ class AppendBuffer:
             merged["last_sequence"] = sequence
 
     def flush(self, conn: Connection) -> None:
-        """Make the held writes now; what fails raises as the statement would have."""
+        """Make the held writes now, in one statement; what fails raises as the statement
+        would have."""
         if not self._events:
             return
         moved, self._moved = self._moved, set()
@@ -147,20 +155,111 @@ class AppendBuffer:
         held_subjects, self._subjects = self._subjects, []
         touches, self._touches = self._touches, {}
         counters = self._counters
-        statements.run_many(
-            conn,
-            _SET_COUNTER,
-            [{"w_id": ws, "seq": counters[ws][0], "rec": counters[ws][1]} for ws in moved],
-        )
-        statements.run_many(conn, _INSERT_EVENT, held_events)
-        statements.run_many(conn, _INSERT_SUBJECT, held_subjects)
-        by_columns: dict[frozenset[str], list[dict[str, Any]]] = {}
-        for (workspace_id, task_id), values in touches.items():
-            params = {"where_workspace_id": workspace_id, "where_id": task_id, **values}
-            by_columns.setdefault(frozenset(values), []).append(params)
-        update_task = projections.update_statement(tasks, "workspace_id", "id")
-        for same in by_columns.values():
-            statements.run_many(conn, update_task, same)
+        by_columns: dict[tuple[str, ...], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
+        for key, values in touches.items():
+            by_columns.setdefault(tuple(sorted(values)), []).append((key, values))
+        shapes = tuple(by_columns)
+        params: dict[str, Any] = {
+            "moved_id": list(moved),
+            "moved_seq": [counters[ws][0] for ws in moved],
+            "moved_rec": [counters[ws][1] for ws in moved],
+        }
+        for name, column in _EVENT_ARRAYS:
+            params[f"e_{name}"] = column([row[name] for row in held_events])
+        for name, column in _SUBJECT_ARRAYS:
+            params[f"s_{name}"] = column([row[name] for row in held_subjects])
+        for n, (shape, rows) in enumerate(by_columns.items()):
+            params[f"t{n}_workspace_id"] = [key[0] for key, _ in rows]
+            params[f"t{n}_id"] = [key[1] for key, _ in rows]
+            for name in shape:
+                params[f"t{n}_{name}"] = _TASK_ARRAYS[name]([values[name] for _, values in rows])
+        statements.run(conn, _flush_statement(shapes), params)
+
+
+_PG: Dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
+_Convert = Callable[[list[Any]], list[Any]]
+
+
+def _as_json(values: list[Any]) -> list[Any]:
+    return [None if v is None else json.dumps(v, separators=(",", ":")) for v in values]
+
+
+def _element(column: Column[Any]) -> tuple[str, str, _Convert]:
+    """How a column's values travel in an array parameter: the element's SQL type, the
+    expression that makes an element the column's type again, and the values' conversion
+    (JSON goes as text and is cast back per element, so no array parameter needs a JSON
+    codec)."""
+    impl = column.type.dialect_impl(_PG)
+    name = _PG.identifier_preparer.quote(column.name)
+    if isinstance(impl, sqltypes.JSON):
+        return "TEXT", f"CAST(u.{name} AS {impl.compile(dialect=_PG)})", _as_json
+    if isinstance(impl, sqltypes.String):
+        # not VARCHAR(n): an explicit cast would cut a long value short, where the column's
+        # own (assignment) cast refuses it
+        return "TEXT", f"u.{name}", list
+    return impl.compile(dialect=_PG), f"u.{name}", list
+
+
+def _arrays(table: Table, names: Iterable[str]) -> tuple[tuple[str, _Convert], ...]:
+    return tuple((name, _element(table.c[name])[2]) for name in names)
+
+
+_EVENT_ARRAYS = _arrays(events, (c.name for c in events.columns))
+_SUBJECT_ARRAYS = _arrays(event_subjects, (c.name for c in event_subjects.columns))
+_TASK_ARRAYS = {c.name: _element(c)[2] for c in tasks.columns}
+_FLUSHES_LIMIT = 256
+_flushes: dict[tuple[tuple[str, ...], ...], TextClause] = {}
+
+
+def _from_arrays(table: Table, prefix: str, names: Sequence[str]) -> tuple[str, list[str]]:
+    """``unnest(…) AS u(…)`` over one array parameter per column (``:<prefix><name>``), and
+    the select list that reads the rows back as the table's types."""
+    quote = _PG.identifier_preparer.quote
+    arrays, values = [], []
+    for name in names:
+        element, value, _ = _element(table.c[name])
+        arrays.append(f"CAST(:{prefix}{name} AS {element}[])")
+        values.append(value)
+    return f"unnest({', '.join(arrays)}) AS u({', '.join(quote(n) for n in names)})", values
+
+
+def _insert_sql(table: Table, prefix: str) -> str:
+    names = [c.name for c in table.columns]
+    source, values = _from_arrays(table, prefix, names)
+    quote = _PG.identifier_preparer.quote
+    columns = ", ".join(quote(n) for n in names)
+    # identifiers of the schema's own tables and columns, quoted; values go as parameters
+    return f"INSERT INTO {table.name} ({columns}) SELECT {', '.join(values)} FROM {source}"  # noqa: S608
+
+
+def _touch_sql(prefix: str, shape: tuple[str, ...]) -> str:
+    quote = _PG.identifier_preparer.quote
+    source, values = _from_arrays(tasks, prefix, ("workspace_id", "id", *shape))
+    sets = ", ".join(f"{quote(n)} = {v}" for n, v in zip(shape, values[2:], strict=True))
+    return (
+        f"UPDATE tasks SET {sets} FROM {source} "  # noqa: S608 - the schema's identifiers
+        "WHERE tasks.workspace_id = u.workspace_id AND tasks.id = u.id"
+    )
+
+
+def _flush_statement(shapes: tuple[tuple[str, ...], ...]) -> TextClause:
+    """The held writes' one statement for tasks' touches of these column sets: the counters,
+    the events and the tasks in data-modifying ``WITH`` parts, the subjects last (every part
+    runs once and to completion, on one snapshot; they touch different rows)."""
+    stmt = _flushes.get(shapes)
+    if stmt is None:
+        parts = [
+            "moved AS (UPDATE workspaces SET last_sequence = u.seq, last_recorded_at = u.rec "
+            "FROM unnest(CAST(:moved_id AS VARCHAR[]), CAST(:moved_seq AS BIGINT[]), "
+            "CAST(:moved_rec AS BIGINT[])) AS u(id, seq, rec) WHERE workspaces.id = u.id)",
+            f"appended AS ({_insert_sql(events, 'e_')})",
+            *(f"touched{n} AS ({_touch_sql(f't{n}_', shape)})" for n, shape in enumerate(shapes)),
+        ]
+        sql = f"WITH {', '.join(parts)} {_insert_sql(event_subjects, 's_')}"
+        if len(_flushes) >= _FLUSHES_LIMIT:
+            _flushes.clear()
+        stmt = _flushes[shapes] = text(sql)
+    return stmt
 
 
 def hold(conn: Connection) -> AppendBuffer:

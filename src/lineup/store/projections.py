@@ -96,12 +96,6 @@ def _update_where(table: Table, *key: str) -> Update:
     return update(table).where(*(table.c[k] == bindparam(f"where_{k}") for k in key))
 
 
-def update_statement(table: Table, *key: str) -> Update:
-    """The prebuilt keyed ``UPDATE`` :func:`_update` runs: parameters ``where_<key>`` and
-    the columns to set (``append_buffer`` runs it for many rows at once)."""
-    return _update_where(table, *key)
-
-
 def _update(
     conn: Connection, table: Table, key: Mapping[str, Any], values: Mapping[str, Any]
 ) -> int:

@@ -9,7 +9,6 @@ the same SQL and the same type processing (JSON, booleans), minus the per-call
 construction. Errors are raised as ``Connection.execute`` raises them (SQLAlchemy's
 ``IntegrityError`` and kin) and counted in ``engines.DB_ERRORS``. On asyncpg the statement
 goes to asyncpg itself, beneath SQLAlchemy's adapter cursor (:func:`_on_asyncpg`).
-:func:`run_many` runs one statement for many parameter sets (one round trip on asyncpg),
 :func:`tuples` returns a query's rows as the driver made them. Writes a batch holds back
 (``HELD``, ``lineup.store.append_buffer``) are made before any of these runs.
 
@@ -118,28 +117,6 @@ def tuples(
     return fetched
 
 
-def run_many(conn: Connection, stmt: Executable, many: Sequence[Mapping[str, Any]]) -> None:
-    """Execute ``stmt`` (no rows returned) once per parameter set of ``many``, which all name
-    the same parameters: on asyncpg one round trip for all of them (``executemany``
-    pipelines them). Inside a transaction only."""
-    if not many:
-        return
-    prepared = _prepared_for(conn, stmt, many[0])
-    dialect = conn.dialect
-    raw = conn.connection.dbapi_connection
-    assert raw is not None
-    error_base = dialect.loaded_dbapi.Error
-    sets = [_args(prepared, params) for params in many]
-    try:
-        if dialect.driver == "asyncpg":
-            _many_on_asyncpg(raw, prepared.sql, sets)
-        else:
-            raw.cursor().executemany(prepared.sql, sets)
-    except error_base as exc:
-        conn.info[DB_ERRORS] = conn.info.get(DB_ERRORS, 0) + 1
-        raise DBAPIError.instance(prepared.sql, sets, exc, error_base, dialect=dialect) from exc
-
-
 def _prepared_for(conn: Connection, stmt: Executable, params: Mapping[str, Any]) -> _Prepared:
     key = (stmt, frozenset(params), conn.dialect.name)
     prepared = _prepared.get(key)
@@ -189,21 +166,6 @@ def _execute(
         conn.info[DB_ERRORS] = conn.info.get(DB_ERRORS, 0) + 1
         raise DBAPIError.instance(prepared.sql, args, exc, error_base, dialect=dialect) from exc
     return prepared, fetched, rowcount
-
-
-def _many_on_asyncpg(raw: Any, sql: str, sets: list[list[Any]]) -> None:
-    """``executemany`` straight on the asyncpg connection (see :func:`_on_asyncpg`)."""
-
-    async def execute() -> None:
-        if not raw._started:
-            await raw._start_transaction()
-        await raw.driver_connection.executemany(sql, sets)
-
-    try:
-        await_only(execute())
-    except Exception as error:
-        raw._handle_exception(error)  # raises it as the DBAPI's error of the same kind
-        raise
 
 
 _STATUS_COUNT = re.compile(r"(?:SELECT|UPDATE|DELETE|INSERT \d+) (\d+)")

@@ -7,11 +7,12 @@ have appended. Users keep one profile across workspaces, as real users do.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
 from lineup.protocol.ids import new_ulid
-from lineup.store import NewEvent
+from lineup.store import NewEvent, Store
 
 from .factory import T0, event, workspace_created
 
@@ -380,3 +381,20 @@ REALISTIC: list[Step] = [
     ("canvas_op", 6), ("canvas_op", 4), ("canvas_op", 8), ("canvas_open", 1), ("canvas_op", 1),
     ("canvas_op", 3), ("canvas_op", 10),
 ]  # fmt: skip
+
+
+async def append_in_batches(store: Store, stream: list[NewEvent], size: int = 24) -> None:
+    """Append ``stream`` ``size`` events at a time, each lot submitted in one turn of the event
+    loop so the writer takes it in as few batches as it can (in order within a workspace:
+    one lane per submission, queued in turn; a batch may take the jobs that write rows
+    workspaces share first, so the workspaces are created before); asserts that some
+    batches held many events."""
+    largest = store.writer_stats.largest_batch
+    created = [e for e in stream if e.type == "workspace.created"]
+    for e in created:
+        await store.append(e)
+    stream = [e for e in stream if e.type != "workspace.created"]
+    for start in range(0, len(stream), size):
+        lot = stream[start : start + size]
+        await asyncio.wait_for(asyncio.gather(*(store.append(e) for e in lot)), 30)
+    assert store.writer_stats.largest_batch > max(largest, 1)

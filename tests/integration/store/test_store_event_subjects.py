@@ -12,7 +12,7 @@ from sqlalchemy import delete, select
 from lineup.store import Reader, Store, WriteTx
 from lineup.store.schema import event_subjects
 
-from .streams import REALISTIC, StreamBuilder
+from .streams import REALISTIC, StreamBuilder, append_in_batches
 
 MIGRATION = (
     Path(__file__).resolve().parents[3]
@@ -45,6 +45,21 @@ async def test_the_migrations_backfill_indexes_the_log_as_live_appends_do(store:
 
     migration = _migration()
     migration.PAGE = 7  # several pages, across both workspaces
+
+    def refill(tx: WriteTx) -> None:
+        tx.connection.execute(delete(event_subjects))
+        migration._backfill(tx.connection, event_subjects)
+
+    await store.write(refill)
+    assert await _index(store) == live
+
+
+async def test_appends_made_in_batches_index_their_subjects_as_the_backfill_does(
+    store: Store,
+) -> None:
+    await append_in_batches(store, StreamBuilder().build(REALISTIC * 3))
+    live = await _index(store)
+    migration = _migration()
 
     def refill(tx: WriteTx) -> None:
         tx.connection.execute(delete(event_subjects))

@@ -201,3 +201,17 @@ async def test_a_value_the_database_cannot_hold_is_an_invalid_argument(store: St
         await store.append(nul)
         [stored] = await store.read_events(ws, after=1)
         assert stored.payload == {"text": "a\u0000b"}
+
+
+async def test_a_value_longer_than_its_column_is_refused_not_cut_short(store: Store) -> None:
+    ws = await create_workspace(store)
+    long_actor = "agent:" + "x" * 300
+    if store.dialect == "postgresql":  # SQLite does not enforce a column's length
+        with pytest.raises(InvalidArgument):
+            await store.append(event(ws, "test.note", {"n": 1}, actor=long_actor))
+        assert (await store.append(note(ws))).event.sequence == 2
+        assert [e.actor for e in await store.read_events(ws, after=1)] == ["system"]
+    else:
+        await store.append(event(ws, "test.note", {"n": 1}, actor=long_actor))
+        [stored] = await store.read_events(ws, after=1)
+        assert stored.actor == long_actor
