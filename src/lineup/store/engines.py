@@ -35,6 +35,7 @@ from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, Protocol, TypeVar
 
+import asyncpg
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext, make_url
 from sqlalchemy.exc import DisconnectionError
@@ -372,7 +373,10 @@ class PostgresBackend:
         # seen closed on our side once its socket reports it, and replaced at checkout
         # (_fresh_at_checkout).
         self.writer: AsyncEngine = create_async_engine(
-            url, pool_size=self._writer_connections + 1, max_overflow=0
+            url,
+            pool_size=self._writer_connections + 1,
+            max_overflow=0,
+            connect_args={"connection_class": WriterConnection},
         )
         _fresh_at_checkout(self.writer.sync_engine)
         self.reader: AsyncEngine = create_async_engine(
@@ -400,6 +404,34 @@ class PostgresBackend:
     async def dispose(self) -> None:
         await self.writer.dispose()
         await self.reader.dispose()
+
+
+class WriterConnection(asyncpg.Connection):  # type: ignore[misc]
+    """The writer's asyncpg connection: what a transaction does first (take its locks,
+    check what it knows) can go with its BEGIN, in one round trip (``write_locks.take``).
+
+    SQLAlchemy's adapter begins a transaction lazily, before its first statement, through
+    asyncpg's ``Transaction.start``, which sends ``BEGIN`` as a simple query. A simple query
+    may hold several statements, each on a snapshot of its own under READ COMMITTED: set
+    ``begin_with`` and the next ``BEGIN`` carries them, and ``began`` is the status of the
+    last one (``SELECT <rows>``)."""
+
+    begin_with: str | None = None
+    began: str = ""
+
+    async def execute(
+        self,
+        query: str,
+        *args: Any,
+        timeout: float | None = None,  # noqa: ASYNC109 - asyncpg's own signature
+    ) -> str:
+        then = self.begin_with
+        if then is not None and not args and query.startswith("BEGIN"):
+            self.begin_with = None
+            self.began = await super().execute(f"{query} {then}", timeout=timeout)
+            return self.began
+        status: str = await super().execute(query, *args, timeout=timeout)
+        return status
 
 
 def _fresh_at_checkout(engine: Engine) -> None:

@@ -19,18 +19,25 @@ time, and a rolled-back append leaves no gap. The locks end with the transaction
 
 Two workspaces whose keys collide (32-bit digests) merely serialise. SQLite has one writer
 (``BEGIN IMMEDIATE``) and needs none of this.
+
+The locks go with the transaction's ``BEGIN``, in one round trip (``WriterConnection``), and
+with them a check of the workspaces' counters the writer last committed: when no one else
+moved them since, the batch need not read them (``Counters``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 
 from sqlalchemy import Integer, bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
+from sqlalchemy.util import await_only
 
 from lineup.store import statements
+from lineup.store.engines import WriterConnection
 
 Scope = frozenset[str] | None
 """The workspaces a job writes, or ``GLOBAL`` (``None``): anything, including rows that
@@ -82,14 +89,65 @@ _WORKSPACES = text(
 )
 
 
-def take(conn: Connection, scope: Scope) -> None:
-    """Take the batch's locks, first thing in its transaction (PostgreSQL only)."""
+Counters = Mapping[str, tuple[int, int]]
+"""Workspaces' counters: the last event's sequence and recorded time."""
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+_NO_ROWS = "SELECT 0"
+
+
+def take(conn: Connection, scope: Scope, known: Counters | None = None) -> bool:
+    """Take the batch's locks, first thing in its transaction (PostgreSQL only): on the
+    writer's connection before anything began, together with its ``BEGIN``.
+
+    ``known``: counters of every workspace of ``scope`` as they were when this writer last
+    committed; then returns whether the workspaces' rows, once locked, still hold exactly
+    those (no one else wrote since), so the batch can count on from them. ``False`` when
+    it did not check."""
     if conn.dialect.name != "postgresql":
-        return
+        return False
+    raw = conn.connection.dbapi_connection
+    driver = getattr(raw, "driver_connection", None)
+    if raw is None or raw._started or not isinstance(driver, WriterConnection):
+        if scope is None:
+            statements.run(conn, _EXCLUSIVE_GLOBAL)
+        else:
+            keys = sorted({workspace_key(w) for w in scope})
+            statements.run(conn, _WORKSPACES, {"keys": keys})
+        return False
+    check = known is not None and scope is not None and all(map(_PLAIN_ID.fullmatch, known))
+    sql = _locks_sql(scope)
+    if check:
+        assert known is not None
+        sql += _unchanged_sql(known)
+    driver.begin_with = sql
+    try:
+        await_only(raw._start_transaction())
+    finally:
+        driver.begin_with = None
+    return check and driver.began == _NO_ROWS
+
+
+def _locks_sql(scope: Scope) -> str:
     if scope is None:
-        statements.run(conn, _EXCLUSIVE_GLOBAL)
-    else:
-        statements.run(conn, _WORKSPACES, {"keys": sorted({workspace_key(w) for w in scope})})
+        return f"SELECT pg_advisory_xact_lock({GLOBAL_CLASS}, 0);"
+    keys = ",".join(str(k) for k in sorted({workspace_key(w) for w in scope}))
+    return (
+        f"SELECT pg_advisory_xact_lock_shared({GLOBAL_CLASS}, 0), "  # noqa: S608 - ints
+        f"(SELECT count(pg_advisory_xact_lock({WORKSPACE_CLASS}, k)) "
+        f"FROM (SELECT unnest('{{{keys}}}'::int[]) AS k ORDER BY 1) AS ordered);"
+    )
 
 
-__all__ = ["GLOBAL", "Scope", "scope_of", "take", "union", "workspace_key"]
+def _unchanged_sql(known: Counters) -> str:
+    """A query with a row per workspace whose counters are not ``known``'s (ids checked
+    plain, so quoting them is enough)."""
+    values = ", ".join(f"('{w}', {int(seq)}, {int(rec)})" for w, (seq, rec) in known.items())
+    return (
+        f" SELECT 1 FROM (VALUES {values}) AS k(id, seq, rec) "  # noqa: S608 - plain ids, ints
+        "LEFT JOIN workspaces AS w ON w.id = k.id "
+        "WHERE w.id IS NULL OR w.last_sequence <> k.seq OR w.last_recorded_at <> k.rec;"
+    )
+
+
+__all__ = ["GLOBAL", "Counters", "Scope", "scope_of", "take", "union", "workspace_key"]

@@ -118,6 +118,9 @@ DEFAULT_LANE_SHARE = 32
 burst commits in a few milliseconds, large enough that eight busy agents still fill a batch.
 (A lane alone in its shard may fill the batch: nobody waits behind it.)"""
 
+_COUNTERS_KEPT = 4096
+"""A shard keeps the counters of at most this many workspaces (then starts over)."""
+
 SHARED_FACTS = frozenset({"member.joined"})
 """Facts whose projection writes rows that workspaces share (users): only a global job may
 record them."""
@@ -321,6 +324,9 @@ class _Shard:
     flag)."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    counters: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Workspaces' counters as this shard's last commit for each left them (PostgreSQL): the
+    next batch checks them with its locks instead of reading them (``write_locks.take``)."""
 
     @property
     def queued(self) -> int:
@@ -706,9 +712,13 @@ class Writer:
             # the optimistic pass holds appends back on PostgreSQL and writes them together
             held = append_buffer.hold(conn) if self._hold_appends(conn, isolated) else None
             try:
-                write_locks.take(conn, scope)
+                known = _known(shard.counters, scope) if held is not None else None
+                unchanged = write_locks.take(conn, scope, known)
                 if held is not None and scope is not None:
-                    held.read_counters(conn, scope)
+                    if unchanged and known is not None:
+                        held.know_counters(known)
+                    else:
+                        held.read_counters(conn, scope)
                 ends = time.monotonic() + self._batch_slice
                 for job in work:
                     if ran and shard.shared and time.monotonic() >= ends:
@@ -723,6 +733,10 @@ class Writer:
             finally:
                 append_buffer.release(conn)
                 task_rows.stop(conn)
+        if held is not None and scope is not None:  # committed
+            if len(shard.counters) >= _COUNTERS_KEPT:
+                shard.counters.clear()
+            shard.counters.update(held.counters_of(scope))
         return ran
 
     @staticmethod
@@ -757,6 +771,19 @@ class Writer:
             if tx.raw:
                 task_rows.forget(conn)
             tx.close()
+
+
+def _known(counters: dict[str, tuple[int, int]], scope: Scope) -> write_locks.Counters | None:
+    """The kept counters of every workspace of ``scope``, or ``None`` if one is missing."""
+    if scope is None:
+        return None
+    known = {}
+    for workspace in scope:
+        counter = counters.get(workspace)
+        if counter is None:
+            return None
+        known[workspace] = counter
+    return known
 
 
 def _translate(exc: Exception) -> Exception:

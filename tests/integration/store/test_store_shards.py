@@ -10,11 +10,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
 from sqlalchemy import Row, select, text
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from lineup.store import AppendResult, Reader, Store, WriteTx
+from lineup.store.engines import create_backend, parse_url
 from lineup.store.schema import events
-from lineup.store.write_locks import GLOBAL_CLASS, WORKSPACE_CLASS, workspace_key
+from lineup.store.write_locks import GLOBAL_CLASS, WORKSPACE_CLASS, take, workspace_key
 from lineup.store.writer import DEFAULT_MAX_BATCH
 from tests.support.waiting import until_async
 
@@ -104,6 +106,62 @@ async def test_jobs_over_the_same_workspaces_in_opposite_orders_do_not_deadlock(
     found = await _sequences(nodes[0], [a, b])
     assert found[a] == list(range(1, len(found[a]) + 1)) and len(found[a]) == 1 + 200 + 100
     assert found[b] == list(range(1, len(found[b]) + 1)) and len(found[b]) == 1 + 200 + 100
+
+
+async def test_nodes_writing_one_workspace_in_turn_each_count_on_from_the_others(
+    nodes: list[Store],
+) -> None:
+    """A writer keeps the counters its last commit left and, once it holds a workspace's
+    lock, checks them against the row: after another node wrote, it counts on from the row.
+    Trusting a stale counter would repeat a sequence, which the database refuses and the
+    batch would then re-run isolated."""
+    ws = await create_workspace(nodes[0])
+    isolated = [node.writer_stats.batches_isolated for node in nodes]
+    expected = 1
+    for i in range(30):
+        node = nodes[(i // 2) % 3]  # two in a row on a node, then the next node
+        result = await node.write(_append_all([ws], i), workspace=ws)
+        expected += 1
+        assert result[0].event.sequence == expected
+    assert [node.writer_stats.batches_isolated for node in nodes] == isolated
+    assert (await _sequences(nodes[0], [ws]))[ws] == list(range(1, expected + 1))
+
+
+async def test_the_locks_check_the_counters_a_writer_kept(store: Store, database_url: str) -> None:
+    """What the writer's first round trip answers: whether every counter it kept still
+    holds once the locks are taken (PostgreSQL; SQLite never checks)."""
+    a, b = await create_workspace(store), await create_workspace(store)
+    await store.append(note(a))
+    backend = create_backend(parse_url(database_url), writer_connections=1)
+
+    async def check(known: dict[str, tuple[int, int]] | None) -> bool:
+        def begin_and_take(conn: Connection) -> bool:
+            with conn.begin():
+                return take(conn, frozenset(known or (a,)), known)
+
+        return await backend.run_writer(begin_and_take)
+
+    try:
+        rows = await store.read(
+            lambda r: {
+                w: (
+                    r.last_sequence(w),
+                    r.connection.execute(
+                        text("SELECT last_recorded_at FROM workspaces WHERE id = :w"), {"w": w}
+                    ).scalar_one(),
+                )
+                for w in (a, b)
+            }
+        )
+        postgres = store.dialect == "postgresql"
+        assert await check(rows) is postgres
+        assert await check({a: rows[a]}) is postgres
+        assert await check({a: (rows[a][0] - 1, rows[a][1]), b: rows[b]}) is False
+        assert await check({a: rows[a], "ws_gone": (1, 1)}) is False
+        assert await check({a: rows[a], "it's": (1, 1)}) is False  # not plain: not checked
+        assert await check(None) is False
+    finally:
+        await backend.dispose()
 
 
 async def test_appending_outside_the_named_workspaces_is_refused(store: Store) -> None:
