@@ -12,7 +12,9 @@ transaction goes through :mod:`lineup.store.projections` (or the append's statem
 reports its touch here), and whatever may have undone or bypassed one — a rolled-back
 savepoint, a job that used the raw connection — empties the keep (``forget``). They live in
 the connection's ``info`` for one attempt of one batch; outside a writer transaction there
-are none and reads go to the table.
+are none and reads go to the table. On PostgreSQL the writer may start a transaction's keep
+with the rows its shard's previous commit left, when nobody wrote their workspaces since
+(``lineup.store.shard_memory``), and keeps what a transaction did not forget for the next.
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ from lineup.store.records import Task
 _KEY = "lineup_task_rows"
 
 
-def keep(conn: Connection) -> None:
-    """Start keeping rows for the transaction beginning on ``conn`` (the writer's)."""
-    conn.info[_KEY] = {}
+def keep(conn: Connection, rows: Mapping[tuple[str, str], Task] | None = None) -> None:
+    """Start keeping rows for the transaction beginning on ``conn`` (the writer's), from
+    ``rows`` known to be current (``lineup.store.shard_memory``)."""
+    conn.info[_KEY] = dict(rows) if rows else {}
 
 
-def stop(conn: Connection) -> None:
-    conn.info.pop(_KEY, None)
+def stop(conn: Connection) -> dict[tuple[str, str], Task] | None:
+    """Stop keeping; returns the rows kept, as current as the transaction left them (each
+    was read since the last ``forget`` and kept up with its updates)."""
+    kept: dict[tuple[str, str], Task] | None = conn.info.pop(_KEY, None)
+    return kept
 
 
 def forget(conn: Connection) -> None:

@@ -80,6 +80,7 @@ from lineup.store.engines import db_errors
 from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent
 from lineup.store.queries import Reader
 from lineup.store.records import Task
+from lineup.store.shard_memory import ShardMemory, TaskKey
 from lineup.store.write_locks import GLOBAL, Scope
 
 log = logging.getLogger(__name__)
@@ -117,9 +118,6 @@ DEFAULT_LANE_SHARE = 32
 """A lane's most jobs per batch beside other lanes: small enough that a batch of one agent's
 burst commits in a few milliseconds, large enough that eight busy agents still fill a batch.
 (A lane alone in its shard may fill the batch: nobody waits behind it.)"""
-
-_COUNTERS_KEPT = 4096
-"""A shard keeps the counters of at most this many workspaces (then starts over)."""
 
 SHARED_FACTS = frozenset({"member.joined"})
 """Facts whose projection writes rows that workspaces share (users): only a global job may
@@ -324,9 +322,8 @@ class _Shard:
     flag)."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    counters: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Workspaces' counters as this shard's last commit for each left them (PostgreSQL): the
-    next batch checks them with its locks instead of reading them (``write_locks.take``)."""
+    memory: ShardMemory = field(default_factory=ShardMemory)
+    """Counters and task rows as this shard's last commits left them (PostgreSQL)."""
 
     @property
     def queued(self) -> int:
@@ -356,6 +353,8 @@ class Writer:
         self._lane_share = max(1, lane_share)
         self._batch_slice = max(0.0, batch_slice)
         self._shards = [_Shard(i) for i in range(max(1, shards))]
+        self._generation = 0  # moves whenever a global batch starts or ends (_global_turn)
+        self._globals_running = 0
         self._routes: dict[Hashable, _Route] = {}
         self._closed = False
         self._listeners: list[CommitListener] = []
@@ -626,6 +625,8 @@ class Writer:
             return []
         scope = write_locks.union(j.scope for j in work)
         brief = len(work) <= BRIEF_BATCH and all(j.brief for j in work)
+        if scope is None:
+            self._global_turn(+1)
         try:
             isolated, ran = await self._run_on_writer(
                 lambda conn: self._execute(conn, shard, work, scope), brief=brief
@@ -633,10 +634,22 @@ class Writer:
         except Exception as exc:
             self._fail_batch(work, exc)
             return []
+        finally:
+            if scope is None:
+                self._global_turn(-1)
         self._committed(work[:ran], isolated=isolated, scope=scope)
         if ran < len(work):
             self.stats.batches_sliced += 1
         return work[ran:]
+
+    def _global_turn(self, step: int) -> None:
+        """A global batch starts (``+1``) or ends (``-1``): it may change tasks' rows without
+        moving a counter (a replay of the log), so every shard forgets what it kept, and
+        batches that began before it ended keep nothing (``shard_memory``)."""
+        self._globals_running += step
+        self._generation += 1
+        for shard in self._shards:
+            shard.memory.forget_all()
 
     def _committed(self, work: list[_Job[Any]], *, isolated: bool, scope: Scope) -> None:
         stats = self.stats
@@ -707,18 +720,14 @@ class Writer:
         for job in work:
             job.reset()
         ran = 0
+        generation = self._generation
+        kept: dict[TaskKey, Task] | None = None
         with conn.begin():
             task_rows.keep(conn)
             # the optimistic pass holds appends back on PostgreSQL and writes them together
             held = append_buffer.hold(conn) if self._hold_appends(conn, isolated) else None
             try:
-                known = _known(shard.counters, scope) if held is not None else None
-                unchanged = write_locks.take(conn, scope, known)
-                if held is not None and scope is not None:
-                    if unchanged and known is not None:
-                        held.know_counters(known)
-                    else:
-                        held.read_counters(conn, scope)
+                self._begin(conn, shard.memory, scope, held)
                 ends = time.monotonic() + self._batch_slice
                 for job in work:
                     if ran and shard.shared and time.monotonic() >= ends:
@@ -732,12 +741,34 @@ class Writer:
                         raise _Isolate from exc  # a resent id, say: find which, isolated
             finally:
                 append_buffer.release(conn)
-                task_rows.stop(conn)
-        if held is not None and scope is not None:  # committed
-            if len(shard.counters) >= _COUNTERS_KEPT:
-                shard.counters.clear()
-            shard.counters.update(held.counters_of(scope))
+                kept = task_rows.stop(conn)
+        if scope is not None:  # committed
+            if held is None:
+                shard.memory.forget(scope)
+            else:
+                rows = kept if generation == self._generation else None
+                shard.memory.remember(scope, held.counters_of(scope), rows)
         return ran
+
+    def _begin(
+        self,
+        conn: Connection,
+        memory: ShardMemory,
+        scope: Scope,
+        held: append_buffer.AppendBuffer | None,
+    ) -> None:
+        """Take the batch's locks and learn its workspaces' counters: from the shard's memory
+        when the locks' check finds them unchanged (and then its task rows too), else read."""
+        known = memory.known(scope) if held is not None else None
+        unchanged = write_locks.take(conn, scope, known)
+        if held is None or scope is None:
+            return
+        if unchanged and known is not None:
+            held.know_counters(known)
+            if not self._globals_running:
+                task_rows.keep(conn, memory.rows(scope))
+        else:
+            held.read_counters(conn, scope)
 
     @staticmethod
     def _hold_appends(conn: Connection, isolated: bool) -> bool:
@@ -771,19 +802,6 @@ class Writer:
             if tx.raw:
                 task_rows.forget(conn)
             tx.close()
-
-
-def _known(counters: dict[str, tuple[int, int]], scope: Scope) -> write_locks.Counters | None:
-    """The kept counters of every workspace of ``scope``, or ``None`` if one is missing."""
-    if scope is None:
-        return None
-    known = {}
-    for workspace in scope:
-        counter = counters.get(workspace)
-        if counter is None:
-            return None
-        known[workspace] = counter
-    return known
 
 
 def _translate(exc: Exception) -> Exception:

@@ -7,20 +7,21 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 import pytest
-from sqlalchemy import Row, select, text
+from sqlalchemy import Row, select, text, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from lineup.store import AppendResult, Reader, Store, WriteTx
 from lineup.store.engines import create_backend, parse_url
-from lineup.store.schema import events
+from lineup.store.schema import events, tasks
 from lineup.store.write_locks import GLOBAL_CLASS, WORKSPACE_CLASS, take, workspace_key
 from lineup.store.writer import DEFAULT_MAX_BATCH
 from tests.support.waiting import until_async
 
-from .factory import create_workspace, note
+from .factory import create_workspace, event, note
 
 DEADLINE = 120
 HELD_KEY = 424_242
@@ -162,6 +163,61 @@ async def test_the_locks_check_the_counters_a_writer_kept(store: Store, database
         assert await check(None) is False
     finally:
         await backend.dispose()
+
+
+def _report(ws: str, task_id: str, **payload: Any) -> Callable[[WriteTx], AppendResult]:
+    def job(tx: WriteTx) -> AppendResult:
+        assert tx.get_task(ws, task_id) is not None  # as the hub's command reads it first
+        body = {"taskId": task_id, "status": "running", **payload}
+        return tx.append(event(ws, "task.status_changed", body, task_id=task_id))
+
+    return job
+
+
+def _look(ws: str, task_id: str) -> Callable[[WriteTx], tuple[int, str | None]]:
+    def job(tx: WriteTx) -> tuple[int, str | None]:
+        task = tx.get_task(ws, task_id)
+        assert task is not None
+        return task.progress, task.summary
+
+    return job
+
+
+async def _task_reported_on(store: Store) -> str:
+    ws = await create_workspace(store)
+    await store.append(event(ws, "task.created", {"taskId": "t1", "title": "Do it"}))
+    await store.write(_report(ws, "t1", progress=10), workspace=ws)
+    return ws
+
+
+async def test_a_task_row_another_node_changed_is_read_again(nodes: list[Store]) -> None:
+    """A shard starts a batch from the task rows its last commit left only while nobody
+    else wrote their workspace since."""
+    ws = await _task_reported_on(nodes[0])
+    await nodes[1].write(_report(ws, "t1", progress=50, summary="b"), workspace=ws)
+    assert await nodes[0].write(_look(ws, "t1"), workspace=ws) == (50, "b")
+    await nodes[0].write(_report(ws, "t1", progress=60), workspace=ws)
+    assert await nodes[0].write(_look(ws, "t1"), workspace=ws) == (60, "b")
+
+
+async def test_a_task_row_written_on_the_raw_connection_is_read_again(store: Store) -> None:
+    """Rows changed without an event — by a job on the raw connection of the workspace, or
+    by a global job (a replay of the log, say) — are not counted on afterwards."""
+    ws = await _task_reported_on(store)
+
+    def set_summary(summary: str) -> Callable[[WriteTx], None]:
+        def job(tx: WriteTx) -> None:
+            tx.connection.execute(
+                update(tasks).where(tasks.c.workspace_id == ws).values(summary=summary)
+            )
+
+        return job
+
+    await store.write(set_summary("raw"), workspace=ws)
+    assert await store.write(_look(ws, "t1"), workspace=ws) == (10, "raw")
+    await store.write(_report(ws, "t1", progress=20), workspace=ws)
+    await store.write(set_summary("global"))  # names no workspace
+    assert await store.write(_look(ws, "t1"), workspace=ws) == (20, "global")
 
 
 async def test_appending_outside_the_named_workspaces_is_refused(store: Store) -> None:
