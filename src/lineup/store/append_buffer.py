@@ -22,7 +22,7 @@ per job and no holding: the same path as any failure of the optimistic pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import BigInteger, Column, String, Table, bindparam, event, select, text
@@ -31,8 +31,10 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.sql.elements import TextClause
+from sqlalchemy.util import await_only
 
 from lineup.store import projections, statements, task_rows
+from lineup.store.engines import WriterConnection
 from lineup.store.schema import event_subjects, events, tasks, workspaces
 
 _COUNTER = select(workspaces.c.last_sequence, workspaces.c.last_recorded_at).where(
@@ -148,118 +150,137 @@ class AppendBuffer:
     def flush(self, conn: Connection) -> None:
         """Make the held writes now, in one statement; what fails raises as the statement
         would have."""
-        if not self._events:
-            return
+        if self._events:
+            shapes, doc = self._take()
+            statements.run(conn, _flush_statement(shapes), {"doc": doc})
+
+    def flush_at_commit(self, conn: Connection) -> bool:
+        """Have the held writes go with the transaction's COMMIT, in its round trip (the
+        writer's connection on PostgreSQL, ``WriterConnection``): ``EXECUTE`` of the flush
+        statement, prepared once per connection and shape (planning it each time cost the
+        server more than the round trip saved), its JSON document written in, quoted so
+        that nothing in it can end the quote. Returns whether they did; a COMMIT that fails
+        then failed on them too."""
+        raw = conn.connection.dbapi_connection
+        driver = getattr(raw, "driver_connection", None)
+        if not self._events or not isinstance(driver, WriterConnection):
+            self.flush(conn)
+            return False
+        shapes = self._shapes()
+        name = driver.flushes.get(shapes)
+        if name is None:
+            if len(driver.flushes) >= _FLUSHES_LIMIT:
+                self.flush(conn)
+                return False
+            name = f"lineup_flush_{len(driver.flushes)}"
+            sql = _flush_sql(shapes, "$1")
+            # kept by the session whatever becomes of this transaction
+            await_only(driver.execute(f"PREPARE {name} (jsonb) AS {sql}"))
+            driver.flushes[shapes] = name
+        _, doc = self._take()
+        driver.commit_with = f"EXECUTE {name}({_dollar_quoted(doc)});"
+        return True
+
+    def _shapes(self) -> tuple[tuple[str, ...], ...]:
+        """The column sets of the held touches, in the order ``_take`` writes them."""
+        return tuple(dict.fromkeys(tuple(sorted(values)) for values in self._touches.values()))
+
+    def _take(self) -> tuple[tuple[tuple[str, ...], ...], str]:
+        """What is held, as the flush statement's shapes and its JSON document; held no more."""
         moved, self._moved = self._moved, set()
         held_events, self._events = self._events, []
         held_subjects, self._subjects = self._subjects, []
         touches, self._touches = self._touches, {}
         counters = self._counters
-        by_columns: dict[tuple[str, ...], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
-        for key, values in touches.items():
-            by_columns.setdefault(tuple(sorted(values)), []).append((key, values))
-        shapes = tuple(by_columns)
-        params: dict[str, Any] = {
-            "moved_id": list(moved),
-            "moved_seq": [counters[ws][0] for ws in moved],
-            "moved_rec": [counters[ws][1] for ws in moved],
+        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for (workspace_id, task_id), values in touches.items():
+            row = {"workspace_id": workspace_id, "id": task_id, **values}
+            by_columns.setdefault(tuple(sorted(values)), []).append(row)
+        doc: dict[str, Any] = {
+            "m": [{"id": ws, "seq": counters[ws][0], "rec": counters[ws][1]} for ws in moved],
+            "e": held_events,
+            "s": held_subjects,
         }
-        for name, column in _EVENT_ARRAYS:
-            params[f"e_{name}"] = column([row[name] for row in held_events])
-        for name, column in _SUBJECT_ARRAYS:
-            params[f"s_{name}"] = column([row[name] for row in held_subjects])
-        for n, (shape, rows) in enumerate(by_columns.items()):
-            params[f"t{n}_workspace_id"] = [key[0] for key, _ in rows]
-            params[f"t{n}_id"] = [key[1] for key, _ in rows]
-            for name in shape:
-                params[f"t{n}_{name}"] = _TASK_ARRAYS[name]([values[name] for _, values in rows])
-        statements.run(conn, _flush_statement(shapes), params)
+        for n, rows in enumerate(by_columns.values()):
+            doc[f"t{n}"] = rows
+        return tuple(by_columns), json.dumps(doc, separators=(",", ":"))
 
 
 _PG: Dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
-_Convert = Callable[[list[Any]], list[Any]]
-
-
-def _as_json(values: list[Any]) -> list[Any]:
-    return [None if v is None else json.dumps(v, separators=(",", ":")) for v in values]
-
-
-def _element(column: Column[Any]) -> tuple[str, str, _Convert]:
-    """How a column's values travel in an array parameter: the element's SQL type, the
-    expression that makes an element the column's type again, and the values' conversion
-    (JSON goes as text and is cast back per element, so no array parameter needs a JSON
-    codec)."""
-    impl = column.type.dialect_impl(_PG)
-    name = _PG.identifier_preparer.quote(column.name)
-    if isinstance(impl, sqltypes.JSON):
-        return "TEXT", f"CAST(u.{name} AS {impl.compile(dialect=_PG)})", _as_json
-    if isinstance(impl, sqltypes.String):
-        # not VARCHAR(n): an explicit cast would cut a long value short, where the column's
-        # own (assignment) cast refuses it
-        return "TEXT", f"u.{name}", list
-    return impl.compile(dialect=_PG), f"u.{name}", list
-
-
-def _arrays(table: Table, names: Iterable[str]) -> tuple[tuple[str, _Convert], ...]:
-    return tuple((name, _element(table.c[name])[2]) for name in names)
-
-
-_EVENT_ARRAYS = _arrays(events, (c.name for c in events.columns))
-_SUBJECT_ARRAYS = _arrays(event_subjects, (c.name for c in event_subjects.columns))
-_TASK_ARRAYS = {c.name: _element(c)[2] for c in tasks.columns}
 _FLUSHES_LIMIT = 256
 _flushes: dict[tuple[tuple[str, ...], ...], TextClause] = {}
 
 
-def _from_arrays(table: Table, prefix: str, names: Sequence[str]) -> tuple[str, list[str]]:
-    """``unnest(…) AS u(…)`` over one array parameter per column (``:<prefix><name>``), and
-    the select list that reads the rows back as the table's types."""
+def _record_type(column: Column[Any]) -> str:
+    """The column's type in ``jsonb_to_recordset``'s row: TEXT for strings, not VARCHAR(n),
+    so that a value too long for the column is refused by the column's own (assignment)
+    cast instead of cut short."""
+    impl = column.type.dialect_impl(_PG)
+    if isinstance(impl, sqltypes.String) and not isinstance(impl, sqltypes.JSON):
+        return "TEXT"
+    return str(impl.compile(dialect=_PG))
+
+
+def _rows(doc: str, key: str, table: Table, names: Sequence[str]) -> str:
+    """``jsonb_to_recordset`` over the document's ``key``: rows with these columns, typed as
+    the table's."""
     quote = _PG.identifier_preparer.quote
-    arrays, values = [], []
-    for name in names:
-        element, value, _ = _element(table.c[name])
-        arrays.append(f"CAST(:{prefix}{name} AS {element}[])")
-        values.append(value)
-    return f"unnest({', '.join(arrays)}) AS u({', '.join(quote(n) for n in names)})", values
+    columns = ", ".join(f"{quote(n)} {_record_type(table.c[n])}" for n in names)
+    return f"jsonb_to_recordset({doc} -> '{key}') AS u({columns})"
 
 
-def _insert_sql(table: Table, prefix: str) -> str:
+def _insert_sql(doc: str, key: str, table: Table) -> str:
     names = [c.name for c in table.columns]
-    source, values = _from_arrays(table, prefix, names)
     quote = _PG.identifier_preparer.quote
     columns = ", ".join(quote(n) for n in names)
-    # identifiers of the schema's own tables and columns, quoted; values go as parameters
-    return f"INSERT INTO {table.name} ({columns}) SELECT {', '.join(values)} FROM {source}"  # noqa: S608
+    values = ", ".join(f"u.{quote(n)}" for n in names)
+    source = _rows(doc, key, table, names)
+    # the schema's own identifiers, quoted; the values come from the document
+    return f"INSERT INTO {table.name} ({columns}) SELECT {values} FROM {source}"  # noqa: S608
 
 
-def _touch_sql(prefix: str, shape: tuple[str, ...]) -> str:
+def _touch_sql(doc: str, key: str, shape: tuple[str, ...]) -> str:
     quote = _PG.identifier_preparer.quote
-    source, values = _from_arrays(tasks, prefix, ("workspace_id", "id", *shape))
-    sets = ", ".join(f"{quote(n)} = {v}" for n, v in zip(shape, values[2:], strict=True))
+    sets = ", ".join(f"{quote(n)} = u.{quote(n)}" for n in shape)
+    source = _rows(doc, key, tasks, ("workspace_id", "id", *shape))
     return (
         f"UPDATE tasks SET {sets} FROM {source} "  # noqa: S608 - the schema's identifiers
         "WHERE tasks.workspace_id = u.workspace_id AND tasks.id = u.id"
     )
 
 
+def _flush_sql(shapes: tuple[tuple[str, ...], ...], doc: str) -> str:
+    """The held writes' one statement, for tasks' touches of these column sets, reading the
+    JSON document ``doc`` (an SQL expression): the counters, the events and the tasks in
+    data-modifying ``WITH`` parts, the subjects last (every part runs once and to
+    completion, on one snapshot; they touch different rows)."""
+    moved = f"jsonb_to_recordset({doc} -> 'm') AS u(id TEXT, seq BIGINT, rec BIGINT)"
+    parts = [
+        "moved AS (UPDATE workspaces SET last_sequence = u.seq, last_recorded_at = u.rec "  # noqa: S608
+        f"FROM {moved} WHERE workspaces.id = u.id)",
+        f"appended AS ({_insert_sql(doc, 'e', events)})",
+        *(f"touched{n} AS ({_touch_sql(doc, f't{n}', shape)})" for n, shape in enumerate(shapes)),
+    ]
+    return f"WITH {', '.join(parts)} {_insert_sql(doc, 's', event_subjects)}"
+
+
 def _flush_statement(shapes: tuple[tuple[str, ...], ...]) -> TextClause:
-    """The held writes' one statement for tasks' touches of these column sets: the counters,
-    the events and the tasks in data-modifying ``WITH`` parts, the subjects last (every part
-    runs once and to completion, on one snapshot; they touch different rows)."""
+    """:func:`_flush_sql` with the document as a parameter, ``:doc`` (JSON text)."""
     stmt = _flushes.get(shapes)
     if stmt is None:
-        parts = [
-            "moved AS (UPDATE workspaces SET last_sequence = u.seq, last_recorded_at = u.rec "
-            "FROM unnest(CAST(:moved_id AS VARCHAR[]), CAST(:moved_seq AS BIGINT[]), "
-            "CAST(:moved_rec AS BIGINT[])) AS u(id, seq, rec) WHERE workspaces.id = u.id)",
-            f"appended AS ({_insert_sql(events, 'e_')})",
-            *(f"touched{n} AS ({_touch_sql(f't{n}_', shape)})" for n, shape in enumerate(shapes)),
-        ]
-        sql = f"WITH {', '.join(parts)} {_insert_sql(event_subjects, 's_')}"
         if len(_flushes) >= _FLUSHES_LIMIT:
             _flushes.clear()
-        stmt = _flushes[shapes] = text(sql)
+        stmt = _flushes[shapes] = text(_flush_sql(shapes, "CAST(CAST(:doc AS TEXT) AS JSONB)"))
     return stmt
+
+
+def _dollar_quoted(doc: str) -> str:
+    """``doc`` as a JSONB literal: dollar-quoted with a tag that does not occur in it, so the
+    text between the tags is taken as it is, whatever it holds."""
+    n = 0
+    while f"$j{n}$" in doc:
+        n += 1
+    return f"CAST($j{n}${doc}$j{n}$ AS JSONB)"
 
 
 def hold(conn: Connection) -> AppendBuffer:

@@ -408,7 +408,8 @@ class PostgresBackend:
 
 class WriterConnection(asyncpg.Connection):  # type: ignore[misc]
     """The writer's asyncpg connection: what a transaction does first (take its locks,
-    check what it knows) can go with its BEGIN, in one round trip (``write_locks.take``).
+    check what it knows) can go with its BEGIN, in one round trip (``write_locks.take``),
+    and what it does last (its held writes) with its COMMIT (``append_buffer``).
 
     SQLAlchemy's adapter begins a transaction lazily, before its first statement, through
     asyncpg's ``Transaction.start``, which sends ``BEGIN`` as a simple query. A simple query
@@ -418,6 +419,15 @@ class WriterConnection(asyncpg.Connection):  # type: ignore[misc]
 
     begin_with: str | None = None
     began: str = ""
+    commit_with: str | None = None
+    """Statements that go before the transaction's COMMIT, in its round trip (a batch's held
+    writes): dropped by anything else sent first (a ROLLBACK)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.flushes: dict[Any, str] = {}
+        """The held writes' statements this session has prepared, by shape (``PREPARE``
+        outlives any transaction; ``append_buffer.flush_at_commit``)."""
 
     async def execute(
         self,
@@ -425,11 +435,14 @@ class WriterConnection(asyncpg.Connection):  # type: ignore[misc]
         *args: Any,
         timeout: float | None = None,  # noqa: ASYNC109 - asyncpg's own signature
     ) -> str:
-        then = self.begin_with
+        then, first = self.begin_with, self.commit_with
+        self.commit_with = None
         if then is not None and not args and query.startswith("BEGIN"):
             self.begin_with = None
             self.began = await super().execute(f"{query} {then}", timeout=timeout)
             return self.began
+        if first is not None and not args and query == "COMMIT;":
+            query = f"{first} {query}"
         status: str = await super().execute(query, *args, timeout=timeout)
         return status
 

@@ -73,6 +73,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from sqlalchemy import Executable
 from sqlalchemy.engine import Connection, Result
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.util import await_only
 
 from lineup.protocol.errors import Unavailable
 from lineup.store import append_buffer, eventlog, task_rows, write_locks
@@ -722,26 +723,35 @@ class Writer:
         ran = 0
         generation = self._generation
         kept: dict[TaskKey, Task] | None = None
-        with conn.begin():
-            task_rows.keep(conn)
-            # the optimistic pass holds appends back on PostgreSQL and writes them together
-            held = append_buffer.hold(conn) if self._hold_appends(conn, isolated) else None
-            try:
-                self._begin(conn, shard.memory, scope, held)
-                ends = time.monotonic() + self._batch_slice
-                for job in work:
-                    if ran and shard.shared and time.monotonic() >= ends:
-                        break
-                    self._run_job(conn, job, isolated=isolated)
-                    ran += 1
-                if held is not None:
-                    try:
-                        held.flush(conn)
-                    except Exception as exc:
-                        raise _Isolate from exc  # a resent id, say: find which, isolated
-            finally:
-                append_buffer.release(conn)
-                kept = task_rows.stop(conn)
+        at_commit = False
+        try:
+            with conn.begin():
+                task_rows.keep(conn)
+                # the optimistic pass holds appends back on PostgreSQL and writes them together
+                held = append_buffer.hold(conn) if self._hold_appends(conn, isolated) else None
+                try:
+                    self._begin(conn, shard.memory, scope, held)
+                    ends = time.monotonic() + self._batch_slice
+                    for job in work:
+                        if ran and shard.shared and time.monotonic() >= ends:
+                            break
+                        self._run_job(conn, job, isolated=isolated)
+                        ran += 1
+                    if held is not None:
+                        try:
+                            at_commit = held.flush_at_commit(conn)
+                        except Exception as exc:
+                            raise _Isolate from exc  # a resent id, say: find which, isolated
+                finally:
+                    append_buffer.release(conn)
+                    kept = task_rows.stop(conn)
+        except Exception as exc:
+            if not at_commit:
+                raise
+            # the COMMIT failed on the held writes it carried (a resent id, say): end the
+            # aborted transaction, then find which job it was, isolated
+            _roll_back(conn)
+            raise _Isolate from exc
         if scope is not None:  # committed
             if held is None:
                 shard.memory.forget(scope)
@@ -802,6 +812,14 @@ class Writer:
             if tx.raw:
                 task_rows.forget(conn)
             tx.close()
+
+
+def _roll_back(conn: Connection) -> None:
+    """End a transaction the server still has open after its COMMIT failed (the adapter
+    considers it over, so nothing else would)."""
+    driver = conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
+    if driver.is_in_transaction():
+        await_only(driver.execute("ROLLBACK"))
 
 
 def _translate(exc: Exception) -> Exception:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sqlalchemy import func, select
 
@@ -215,3 +217,26 @@ async def test_a_value_longer_than_its_column_is_refused_not_cut_short(store: St
         await store.append(event(ws, "test.note", {"n": 1}, actor=long_actor))
         [stored] = await store.read_events(ws, after=1)
         assert stored.actor == long_actor
+
+
+async def test_text_that_looks_like_quoting_or_sql_is_stored_as_given(store: Store) -> None:
+    """Whatever a payload holds — the quotes the store's own statements use, SQL, escapes,
+    text beyond ASCII — comes back exactly, alone and in batches."""
+    ws = await create_workspace(store)
+    nasty = [
+        "$j0$",
+        "$j0$ $j1$ $j2$'); DROP TABLE events; --",
+        "it's \\'quoted\\' \\\\ and \"double\" \\u0041",
+        "emoji 😀, RTL עברית, combining é, ＦＵＬＬ",
+        "$$ $ $j$ E'\\x41' /* */ ;",
+    ]
+    payloads = [{"text": t, t: [t, {"k": t}]} for t in nasty]
+    isolated = store.writer_stats.batches_isolated
+    await store.append(event(ws, "test.note", payloads[0], actor="agent:it's-$j0$"))
+    await asyncio.gather(*(store.append(event(ws, "test.note", p)) for p in payloads[1:]))
+    stored = await store.read_events(ws, after=1)
+    assert sorted((e.payload["text"] for e in stored), key=nasty.index) == nasty
+    assert all(e.payload == payloads[nasty.index(e.payload["text"])] for e in stored)
+    assert stored[0].actor == "agent:it's-$j0$"
+    # written as held, not by a re-run after the held writes failed
+    assert store.writer_stats.batches_isolated == isolated
