@@ -7,16 +7,18 @@ gives the connection an :class:`AppendBuffer`. An append then makes no statement
 sequence is the workspace's counter, read once per transaction and counted on here (the
 transaction holds the workspace's advisory lock, so no one else moves it), and its event
 row, its subject index rows, the workspace's counter and — for a progress report — the
-task's touch (``projections.task_touch``) are held. Before any other statement runs on the
-connection (``statements``, and a listener for everything else), and before COMMIT, the
-held writes are made in one statement — one round trip however many events the batch holds:
-each table's rows travel as one array per column, unnested by data-modifying ``WITH``
-parts. (asyncpg's ``executemany``, one per table, cost the writer more CPU than all its
-other statements together when batches are small.)
+task's touch (``projections.task_touch``) are held. The held writes are one statement,
+however many events the batch holds: the batch's rows go as one JSON document, which
+data-modifying ``WITH`` parts read with ``jsonb_to_recordset`` (asyncpg's ``executemany``,
+one per table, had cost the writer more CPU than all its other statements together when
+batches are small). Before any other statement runs on the connection (``statements``, and
+a listener for everything else) they are made as a statement of their own; at the end of
+the batch they ride with its COMMIT, in the same round trip (:meth:`flush_at_commit`).
 
 What the held writes would have refused — a resent event id, a value the column cannot
-hold — fails there instead, and the writer then runs the batch again isolated, a savepoint
-per job and no holding: the same path as any failure of the optimistic pass.
+hold — fails there instead (at COMMIT, the COMMIT fails), and the writer then runs the
+batch again isolated, a savepoint per job and no holding: the same path as any failure of
+the optimistic pass.
 """
 
 from __future__ import annotations

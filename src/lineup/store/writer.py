@@ -29,6 +29,12 @@ be re-runnable: a pure function of the transaction, with no effects outside it. 
 optimistic pass also appends without first looking the event id up: a resent id fails the
 INSERT on the unique id, and the re-run, which does look, answers it as the duplicate it is.)
 
+**Round trips (PostgreSQL).** A batch's BEGIN carries its locks and a check of the counters
+its shard's last commit left (``write_locks.take``); when they still hold, the batch counts
+on from them and from the task rows that commit left (``lineup.store.shard_memory``). Its
+held appends ride with its COMMIT (``append_buffer``): a lone agent report is two round
+trips.
+
 A caller's future resolves only after COMMIT succeeded; if COMMIT fails, every job that had
 succeeded gets ``Unavailable`` (retryable — nothing was written).
 
@@ -752,7 +758,7 @@ class Writer:
             # aborted transaction, then find which job it was, isolated
             _roll_back(conn)
             raise _Isolate from exc
-        if scope is not None:  # committed
+        if scope is not None and self._hold_appends(conn, False):  # committed, PostgreSQL
             if held is None:
                 shard.memory.forget(scope)
             else:
