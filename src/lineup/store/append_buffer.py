@@ -36,7 +36,7 @@ from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.util import await_only
 
 from lineup.store import projections, statements, task_rows
-from lineup.store.engines import WriterConnection
+from lineup.store.engines import writer_connection
 from lineup.store.schema import event_subjects, events, tasks, workspaces
 
 _COUNTER = select(workspaces.c.last_sequence, workspaces.c.last_recorded_at).where(
@@ -163,29 +163,23 @@ class AppendBuffer:
         server more than the round trip saved), its JSON document written in, quoted so
         that nothing in it can end the quote. Returns whether they did; a COMMIT that fails
         then failed on them too."""
-        raw = conn.connection.dbapi_connection
-        driver = getattr(raw, "driver_connection", None)
-        if not self._events or not isinstance(driver, WriterConnection):
+        driver = writer_connection(conn)
+        if not self._events or driver is None:
             self.flush(conn)
             return False
-        shapes = self._shapes()
+        shapes, doc = self._take()
         name = driver.flushes.get(shapes)
         if name is None:
             if len(driver.flushes) >= _FLUSHES_LIMIT:
-                self.flush(conn)
+                statements.run(conn, _flush_statement(shapes), {"doc": doc})
                 return False
             name = f"lineup_flush_{len(driver.flushes)}"
             sql = _flush_sql(shapes, "$1")
             # kept by the session whatever becomes of this transaction
             await_only(driver.execute(f"PREPARE {name} (jsonb) AS {sql}"))
             driver.flushes[shapes] = name
-        _, doc = self._take()
         driver.commit_with = f"EXECUTE {name}({_dollar_quoted(doc)});"
         return True
-
-    def _shapes(self) -> tuple[tuple[str, ...], ...]:
-        """The column sets of the held touches, in the order ``_take`` writes them."""
-        return tuple(dict.fromkeys(tuple(sorted(values)) for values in self._touches.values()))
 
     def _take(self) -> tuple[tuple[tuple[str, ...], ...], str]:
         """What is held, as the flush statement's shapes and its JSON document; held no more."""

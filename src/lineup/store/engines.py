@@ -447,6 +447,12 @@ class WriterConnection(asyncpg.Connection):  # type: ignore[misc]
         return status
 
 
+def writer_connection(conn: Connection) -> WriterConnection | None:
+    """The writer's asyncpg connection beneath ``conn``, or ``None`` (SQLite, a reader)."""
+    driver = getattr(conn.connection.dbapi_connection, "driver_connection", None)
+    return driver if isinstance(driver, WriterConnection) else None
+
+
 def _fresh_at_checkout(engine: Engine) -> None:
     """Replace a pooled asyncpg connection before handing it out, as a pre-ping would but
     without a round trip, when its socket closed (the server restarted or ended the session)

@@ -37,7 +37,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.util import await_only
 
 from lineup.store import statements
-from lineup.store.engines import WriterConnection
+from lineup.store.engines import writer_connection
 
 Scope = frozenset[str] | None
 """The workspaces a job writes, or ``GLOBAL`` (``None``): anything, including rows that
@@ -107,8 +107,8 @@ def take(conn: Connection, scope: Scope, known: Counters | None = None) -> bool:
     if conn.dialect.name != "postgresql":
         return False
     raw = conn.connection.dbapi_connection
-    driver = getattr(raw, "driver_connection", None)
-    if raw is None or raw._started or not isinstance(driver, WriterConnection):
+    driver = writer_connection(conn)
+    if raw is None or driver is None or raw._started:
         if scope is None:
             statements.run(conn, _EXCLUSIVE_GLOBAL)
         else:

@@ -83,7 +83,7 @@ from sqlalchemy.util import await_only
 
 from lineup.protocol.errors import Unavailable
 from lineup.store import append_buffer, eventlog, task_rows, write_locks
-from lineup.store.engines import db_errors
+from lineup.store.engines import db_errors, writer_connection
 from lineup.store.eventlog import AppendResult, NewEvent, Sent, StoredEvent
 from lineup.store.queries import Reader
 from lineup.store.records import Task
@@ -823,8 +823,8 @@ class Writer:
 def _roll_back(conn: Connection) -> None:
     """End a transaction the server still has open after its COMMIT failed (the adapter
     considers it over, so nothing else would)."""
-    driver = conn.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
-    if driver.is_in_transaction():
+    driver = writer_connection(conn)
+    if driver is not None and driver.is_in_transaction():
         await_only(driver.execute("ROLLBACK"))
 
 
