@@ -292,7 +292,7 @@ async def session_user(hub: HubState, token: str | None) -> SignedIn:
             return None, None, None
         return found[0], found[1], r.get_user(found[1].user_id)
 
-    record, session, user = await hub.store.read(read)
+    record, session, user = await hub.store.read(read, brief=True)
     now = hub.clock()
     refusal = rules.check_access(_token(record), _family(session), now)
     if refusal is not None:
@@ -307,7 +307,9 @@ async def session_user(hub: HubState, token: str | None) -> SignedIn:
 
 async def session_live(hub: HubState, session_id: str) -> bool:
     """Whether the session (the family, whatever its access token's minutes) still holds."""
-    session = await hub.store.read(lambda r: store_auth.get_session(r.connection, session_id))
+    session = await hub.store.read(
+        lambda r: store_auth.get_session(r.connection, session_id), brief=True
+    )
     family = _family(session)
     return family is not None and family.live(hub.clock())
 
@@ -402,7 +404,7 @@ async def sign_out(hub: HubState, session: SessionRecord) -> None:
 
 async def person_in(hub: HubState, user: User, workspace_id: str) -> Person:
     """The signed-in user acting in ``workspace_id``; a non-member is told nothing about it."""
-    membership = await hub.store.read(lambda r: r.get_membership(workspace_id, user.id))
+    membership = await hub.store.read(lambda r: r.get_membership(workspace_id, user.id), brief=True)
     if membership is None:
         raise Forbidden("You are not a member of this workspace.")
     return Person(user.id, user.display_name, workspace_id, membership.role)

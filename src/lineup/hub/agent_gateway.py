@@ -311,7 +311,7 @@ class AgentConnection:
         """The task's conversation, for streamed text that named only the task (cached)."""
         if task_id not in self._conversations:
             ws, agent_id = self.identity.workspace_id, self.identity.agent_id
-            task = await self.hub.store.read(lambda r: r.get_task(ws, task_id))
+            task = await self.hub.store.read(lambda r: r.get_task(ws, task_id), brief=True)
             mine = task is not None and task.target_agent_id == agent_id
             self._conversations[task_id] = task.conversation_id if mine and task else None
         return self._conversations[task_id]

@@ -44,7 +44,7 @@ async def authenticate_agent(hub: HubState, authorization: str) -> AgentIdentity
             return credential, None
         return credential, r.get_agent(credential.workspace_id, credential.agent_id)
 
-    credential, agent = await hub.store.read(read)
+    credential, agent = await hub.store.read(read, brief=True)
     if credential is None:
         raise refused("LNP-AUTH-UNKNOWN", "This agent credential is not known to this hub.")
     if credential.revoked_at is not None:

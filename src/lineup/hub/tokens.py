@@ -133,7 +133,7 @@ async def authenticate(hub: HubState, token: str) -> tuple[DeveloperTokenRecord,
         record = store_auth.get_developer_token_by_hash(r.connection, _hash(token))
         return record, None if record is None else r.get_user(record.user_id)
 
-    record, user = await hub.store.read(read)
+    record, user = await hub.store.read(read, brief=True)
     now = hub.clock()
     if (
         record is None

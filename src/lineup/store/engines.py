@@ -11,12 +11,17 @@ runs such a function for the event loop and hands back its result:
   the writer writes). The driver's own transaction handling is switched off (it cannot
   do savepoints reliably) and we emit BEGIN ourselves: ``BEGIN IMMEDIATE`` for the writer,
   so it takes the write lock up front instead of failing on upgrade, and a deferred
-  ``BEGIN`` for readers, which in WAL mode gives each read transaction a snapshot.
+  ``BEGIN`` for readers, which in WAL mode gives each read transaction a snapshot. A brief
+  read (a few indexed lookups) runs on the event loop's thread, on a connection of its own:
+  under load the hop to a reader thread and back (a turn at the interpreter lock, then one
+  of the loop's) took several times what the lookups do.
 - PostgreSQL (asyncpg): the same synchronous code runs on the event loop's thread through
   ``AsyncConnection.run_sync`` (greenlets); the writer has ``writer_connections`` of its own,
   one per shard (``lineup.store.writer``), so batches of different workspaces are in the
   database at once; readers use REPEATABLE READ read-only transactions, again for one
-  snapshot per read transaction.
+  snapshot per read transaction. A brief read runs without a transaction (autocommit, each
+  statement on a snapshot of its own), a round trip per statement and none for BEGIN and
+  COMMIT: a round trip is a turn of a busy event loop.
 
 ``sqlite:///path``, ``sqlite+pysqlite:///path`` and ``sqlite+aiosqlite:///path`` all name
 the same thing: a SQLite file used through the standard library's driver.
@@ -100,8 +105,11 @@ class Backend(Protocol):
         a thread may run it on the event loop's thread instead."""
         ...
 
-    async def run_reader(self, fn: Callable[[Connection], T]) -> T:
-        """``fn`` on a reader connection inside one read-only transaction (one snapshot)."""
+    async def run_reader(self, fn: Callable[[Connection], T], *, brief: bool = False) -> T:
+        """``fn`` on a reader connection inside one read-only transaction (one snapshot).
+
+        ``brief``: ``fn`` is a few indexed lookups that need no snapshot in common (each may
+        see a later moment than the one before), run as cheaply as the backend can."""
         ...
 
     async def dispose(self) -> None: ...
@@ -133,6 +141,8 @@ class SQLiteBackend:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
         self.writer = sqlite_engine(url, writer=True, pool_size=1)
         self.reader = sqlite_engine(url, writer=False, pool_size=read_pool_size)
+        # the loop's thread runs one brief read at a time: one connection, never waited for
+        self.loop_reader = sqlite_engine(url, writer=False, pool_size=1)
         self._write_thread = _WriterThread(self.writer)
         self._checkpointer = _Checkpointer(url.database)
         self._read_threads = ThreadPoolExecutor(
@@ -149,7 +159,11 @@ class SQLiteBackend:
             return self._write_thread.run_here(fn)
         return await self._write_thread.submit(fn)
 
-    async def run_reader(self, fn: Callable[[Connection], T]) -> T:
+    async def run_reader(self, fn: Callable[[Connection], T], *, brief: bool = False) -> T:
+        if brief:
+            with self.loop_reader.connect() as conn, conn.begin():
+                return fn(conn)
+
         def call() -> T:
             with self.reader.connect() as conn, conn.begin():
                 return fn(conn)
@@ -161,6 +175,7 @@ class SQLiteBackend:
         await loop.run_in_executor(None, self._write_thread.stop)
         await loop.run_in_executor(None, self._checkpointer.stop)
         self.writer.dispose()
+        self.loop_reader.dispose()
         await loop.run_in_executor(self._read_threads, self.reader.dispose)
         self._read_threads.shutdown(wait=True)
 
@@ -387,6 +402,15 @@ class PostgresBackend:
             execution_options={"postgresql_readonly": True},
         )
         _fresh_at_checkout(self.reader.sync_engine)
+        self.lookups: AsyncEngine = create_async_engine(
+            url,
+            pool_size=max(1, read_pool_size // 2),
+            max_overflow=read_pool_size,
+            isolation_level="AUTOCOMMIT",
+            # what no transaction can mark read-only, the session does
+            connect_args={"server_settings": {"default_transaction_read_only": "on"}},
+        )
+        _fresh_at_checkout(self.lookups.sync_engine)
         _count_errors(self.writer.sync_engine)
 
     @property
@@ -397,13 +421,17 @@ class PostgresBackend:
         async with self.writer.connect() as conn:
             return await conn.run_sync(fn)
 
-    async def run_reader(self, fn: Callable[[Connection], T]) -> T:
+    async def run_reader(self, fn: Callable[[Connection], T], *, brief: bool = False) -> T:
+        if brief:
+            async with self.lookups.connect() as conn:
+                return await conn.run_sync(fn)
         async with self.reader.connect() as conn, conn.begin():
             return await conn.run_sync(fn)
 
     async def dispose(self) -> None:
         await self.writer.dispose()
         await self.reader.dispose()
+        await self.lookups.dispose()
 
 
 class WriterConnection(asyncpg.Connection):  # type: ignore[misc]

@@ -23,6 +23,7 @@ from lineup.store.writer import (
     DEFAULT_BATCH_SLICE,
     DEFAULT_MAX_BATCH,
     DEFAULT_SHARDS,
+    LOOP_TURN_EVERY,
     SHARED_FACTS,
     Clock,
     CommitListener,
@@ -70,12 +71,14 @@ class Store:
         read_pool_size: int = 4,
         writer_connections: int = DEFAULT_SHARDS,
         batch_slice: float = DEFAULT_BATCH_SLICE,
+        loop_turn_every: float = LOOP_TURN_EVERY,
     ) -> Store:
         """Connect (failing fast with ``Unavailable``) and start the writer; does not migrate.
 
         ``writer_connections`` is the writer's shards on PostgreSQL (SQLite has one writer);
-        ``batch_slice`` how long a batch runs before it commits early for another workspace
-        (``lineup.store.writer``)."""
+        ``batch_slice`` how long a batch runs before it commits early for another workspace,
+        ``loop_turn_every`` how long it runs between two turns it gives the event loop on
+        PostgreSQL (``lineup.store.writer``)."""
         parsed = parse_url(url)
         backend = create_backend(
             parsed, read_pool_size=read_pool_size, writer_connections=writer_connections
@@ -94,6 +97,7 @@ class Store:
             max_batch=max_batch,
             shards=backend.writer_connections,
             batch_slice=batch_slice,
+            loop_turn_every=loop_turn_every,
         )
         writer.start()
         return cls(parsed, backend, writer)
@@ -198,13 +202,19 @@ class Store:
 
     # --- reading ---------------------------------------------------------------------------
 
-    async def read(self, fn: Callable[[Reader], T]) -> T:
+    async def read(self, fn: Callable[[Reader], T], *, brief: bool = False) -> T:
         """``fn(reader)`` in one read transaction: every read through it sees one snapshot.
 
         ``fn`` is synchronous and runs away from the event loop (SQLite: in a reader thread);
         keep it to reads.
+
+        ``brief``: ``fn`` is a lookup or two by key (a session, a membership, one row) that
+        needs no snapshot in common. It then runs where it costs least under load: on SQLite
+        on the event loop's thread, with no hop to a reader thread; on PostgreSQL without a
+        transaction, with no round trips for BEGIN and COMMIT (``engines``). Never for a
+        read whose size a caller decides: it would hold the event loop for as long.
         """
-        return await self._backend.run_reader(lambda conn: fn(Reader(conn)))
+        return await self._backend.run_reader(lambda conn: fn(Reader(conn)), brief=brief)
 
     async def read_events(
         self, workspace_id: str, after: int = 0, limit: int = 500

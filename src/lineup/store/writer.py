@@ -60,6 +60,12 @@ lane share of a flood. One lane alone in its shard (one agent's stream) may fill
 batch; a job of any other lane arriving meanwhile slices it as above. A lane stays on one
 shard and one group while it has jobs queued, so jobs of one lane keep their order.
 
+**Turns of the event loop.** On PostgreSQL a batch's jobs run on the event loop's thread
+(through the driver's greenlets), and held writes leave them nothing to wait for: a batch of a
+flood would hold the loop for tens of milliseconds, and every request on the node with it.
+So a batch gives the loop a turn every ``loop_turn_every`` seconds between two jobs, inside
+its transaction; a quiet workspace's job that arrived meanwhile slices the batch there.
+
 A job must not call ``Store.write`` itself (refused: it could only wait for its own batch),
 and should do no I/O besides the database: it runs while the transaction holds its locks.
 """
@@ -121,6 +127,11 @@ BRIEF_BATCH = 4
 (``engines.Backend.run_writer``): a steady agent's reports come a job or two per batch, and
 for those the hand-over to SQLite's writer thread and back, and the two threads' turns at
 the interpreter lock, cost more than the jobs."""
+LOOP_TURN_EVERY = 0.001
+"""Seconds of a batch's jobs between two turns it gives the event loop, when the batch runs
+on the loop's thread (PostgreSQL): about a person's request's own work, a few progress
+reports' worth, so what waits behind a batch waits at most about this long for each of its
+steps."""
 DEFAULT_LANE_SHARE = 32
 """A lane's most jobs per batch beside other lanes: small enough that a batch of one agent's
 burst commits in a few milliseconds, large enough that eight busy agents still fill a batch.
@@ -352,6 +363,7 @@ class Writer:
         lane_share: int = DEFAULT_LANE_SHARE,
         shards: int = 1,
         batch_slice: float = DEFAULT_BATCH_SLICE,
+        loop_turn_every: float = LOOP_TURN_EVERY,
     ) -> None:
         """``run_on_writer`` must allow ``shards`` calls at once (a connection each)."""
         self._run_on_writer = run_on_writer
@@ -359,6 +371,7 @@ class Writer:
         self._max_batch = max_batch
         self._lane_share = max(1, lane_share)
         self._batch_slice = max(0.0, batch_slice)
+        self._loop_turn_every = max(0.0, loop_turn_every)
         self._shards = [_Shard(i) for i in range(max(1, shards))]
         self._generation = 0  # moves whenever a global batch starts or ends (_global_turn)
         self._globals_running = 0
@@ -737,8 +750,13 @@ class Writer:
                 held = append_buffer.hold(conn) if self._hold_appends(conn, isolated) else None
                 try:
                     self._begin(conn, shard.memory, scope, held)
-                    ends = time.monotonic() + self._batch_slice
+                    now = time.monotonic()
+                    ends, turn_at = now + self._batch_slice, now + self._loop_turn_every
+                    on_loop = held is not None  # PostgreSQL's optimistic pass: no awaits
                     for job in work:
+                        if ran and on_loop and time.monotonic() >= turn_at:
+                            await_only(asyncio.sleep(0))
+                            turn_at = time.monotonic() + self._loop_turn_every
                         if ran and shard.shared and time.monotonic() >= ends:
                             break
                         self._run_job(conn, job, isolated=isolated)

@@ -594,3 +594,42 @@ async def test_an_append_a_job_undoes_with_its_own_savepoint_leaves_no_gap(store
     stored = await store.read(lambda r: r.read_events(ws))
     assert [(e.sequence, e.payload.get("n")) for e in stored[1:]] == [(2, 1), (3, 3)]
     assert await store.last_sequence(ws) == 3
+
+
+async def test_a_batch_gives_the_event_loop_turns_while_its_jobs_run(database_url: str) -> None:
+    """On PostgreSQL a batch's jobs run on the event loop's thread and a steady workspace's
+    held writes give them nothing to wait for: without its turns, a flood's batch held every
+    request on the node. A callback scheduled by a batch's first job must run before the
+    next job does."""
+    store = await Store.open(database_url, loop_turn_every=0)
+    try:
+        await store.migrate()
+        ws = await create_workspace(store)
+        loop = asyncio.get_running_loop()
+        turned = threading.Event()
+        seen: list[bool] = []
+
+        def first(tx: WriteTx) -> AppendResult:
+            loop.call_soon_threadsafe(turned.set)
+            return tx.append(note(ws))
+
+        def later(tx: WriteTx) -> AppendResult:
+            if store.dialect == "sqlite":
+                turned.wait(DEADLINE)  # SQLite's writer thread: the loop runs beside it
+            seen.append(turned.is_set())
+            return tx.append(note(ws))
+
+        async def batch(jobs: list[Callable[[WriteTx], AppendResult]]) -> list[int]:
+            before = store.writer_stats.transactions_committed
+            done = await asyncio.wait_for(
+                asyncio.gather(*(store.write(job, workspace=ws) for job in jobs)), DEADLINE
+            )
+            assert store.writer_stats.transactions_committed == before + 1
+            return [r.event.sequence for r in done]
+
+        # the shard now knows the workspace's counters: the next batch reads nothing
+        assert await batch([lambda tx: tx.append(note(ws))] * 2) == [2, 3]
+        assert await batch([first] + [later] * 4) == [4, 5, 6, 7, 8]
+        assert seen == [True] * 4
+    finally:
+        await store.close()

@@ -47,7 +47,9 @@ class Body(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
-def hub_of(request: Request) -> HubState:
+async def hub_of(request: Request) -> HubState:
+    # async, as every dependency here: FastAPI runs a plain ``def`` in its thread pool,
+    # a hop that costs a busy hub milliseconds
     hub: HubState = request.app.state.hub
     return hub
 
@@ -140,7 +142,7 @@ async def person(
 Member = Annotated[Person, Depends(person)]
 
 
-def idempotency_header(
+async def idempotency_header(
     key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> str | None:
     """The ``Idempotency-Key`` header, checked: for a route that binds the key to its caller
@@ -218,7 +220,7 @@ def _body_hash(body: bytes) -> str:
 IdempotencyKey = Annotated[str | None, Depends(idempotency_key)]
 
 
-def operator_only(request: Request, hub: Hub) -> None:
+async def operator_only(request: Request, hub: Hub) -> None:
     """The operators' endpoints (metrics, the cluster's state): with ``LINEUP_METRICS_TOKEN``
     set, for whoever sends it as a bearer token; without, only for callers on this machine.
     They name nodes, leases and traffic, nothing a stranger on the network should read."""

@@ -185,7 +185,7 @@ async def post_message(
         workspace=person.workspace_id,
     )
     row = await hub.store.read(
-        lambda r: r.get_message(person.workspace_id, recorded.value["messageId"])
+        lambda r: r.get_message(person.workspace_id, recorded.value["messageId"]), brief=True
     )
     assert row is not None
     return {
