@@ -287,10 +287,7 @@ async def session_user(hub: HubState, token: str | None) -> SignedIn:
         raise Unauthenticated("Sign in to continue.", details={"reason": "session_ended"})
 
     def read(r: Reader) -> tuple[SessionTokenRecord | None, SessionRecord | None, User | None]:
-        found = store_auth.get_session_token(r.connection, token_hash(token))
-        if found is None:
-            return None, None, None
-        return found[0], found[1], r.get_user(found[1].user_id)
+        return store_auth.signed_in_by_token(r.connection, token_hash(token)) or (None, None, None)
 
     record, session, user = await hub.store.read(read, brief=True)
     now = hub.clock()

@@ -38,14 +38,13 @@ class Sight:
 
     @classmethod
     def load(cls, read: Reader, person: Person) -> Sight:
-        conn = read.connection
-        ws = person.workspace_id
+        maps = gov_store.sight_maps(read.connection, person.workspace_id, person.user_id)
         return cls(
             person=person,
             everything=person.role == "owner",
-            roles=gov_store.user_projects(conn, ws, person.user_id),
-            conversations=gov_store.project_conversations(conn, ws),
-            tasks=gov_store.project_tasks(conn, ws),
+            roles=maps.roles,
+            conversations=maps.conversations,
+            tasks=maps.tasks,
         )
 
     # --- judging ---------------------------------------------------------------------------

@@ -52,6 +52,9 @@ async def test_session_tokens_are_found_by_hash_with_their_session_and_end_with_
     def read(r: Reader) -> None:
         assert auth.get_session_token(r.connection, "acc-hash") == (access, session)
         assert auth.get_session_token(r.connection, "nope") is None
+        # with its person, in one statement: none here, no user row was made
+        assert auth.signed_in_by_token(r.connection, "acc-hash") == (access, session, None)
+        assert auth.signed_in_by_token(r.connection, "nope") is None
         assert [s.id for s in auth.list_sessions(r.connection, "u1", 5)] == ["s1", "s2"]
         assert [s.id for s in auth.list_sessions(r.connection, "u1", 20)] == ["s1"]
 
