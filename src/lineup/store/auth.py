@@ -74,21 +74,6 @@ def get_session(conn: Connection, session_id: str) -> SessionRecord | None:
     return None if row is None else SessionRecord.from_row(row)
 
 
-def get_session_token(
-    conn: Connection, token_hash: str
-) -> tuple[SessionTokenRecord, SessionRecord] | None:
-    """The token and its session, returned even when spent, expired or ended: the caller
-    decides, with its own clock."""
-    token_row = conn.execute(
-        select(session_tokens).where(session_tokens.c.token_hash == token_hash)
-    ).first()
-    if token_row is None:
-        return None
-    token = SessionTokenRecord.from_row(token_row)
-    session = get_session(conn, token.session_id)
-    return None if session is None else (token, session)
-
-
 def _labelled(table: Table, prefix: str) -> list[Any]:
     return [c.label(f"{prefix}{c.name}") for c in table.c]
 
@@ -107,8 +92,9 @@ _SIGNED_IN = (
 def signed_in_by_token(
     conn: Connection, token_hash: str
 ) -> tuple[SessionTokenRecord, SessionRecord, User | None] | None:
-    """:func:`get_session_token` and the session's person, in one statement: it runs for
-    nearly every request, and on PostgreSQL each statement is a round trip."""
+    """The token, its session and the session's person, in one statement (it runs for
+    nearly every request, and on PostgreSQL each statement is a round trip); returned even
+    when spent, expired or ended: the caller decides, with its own clock."""
     row = conn.execute(_SIGNED_IN.where(session_tokens.c.token_hash == token_hash)).first()
     if row is None:
         return None
@@ -118,6 +104,14 @@ def signed_in_by_token(
         SessionRecord.from_row(_unlabelled(row, "s_")),
         None if user["id"] is None else User.from_row(user),
     )
+
+
+def get_session_token(
+    conn: Connection, token_hash: str
+) -> tuple[SessionTokenRecord, SessionRecord] | None:
+    """The token and its session (:func:`signed_in_by_token` without the person)."""
+    found = signed_in_by_token(conn, token_hash)
+    return None if found is None else (found[0], found[1])
 
 
 def spend_refresh_token(conn: Connection, token_hash: str, at: int) -> bool:

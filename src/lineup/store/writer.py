@@ -750,17 +750,8 @@ class Writer:
                 held = append_buffer.hold(conn) if self._hold_appends(conn, isolated) else None
                 try:
                     self._begin(conn, shard.memory, scope, held)
-                    now = time.monotonic()
-                    ends, turn_at = now + self._batch_slice, now + self._loop_turn_every
-                    on_loop = held is not None  # PostgreSQL's optimistic pass: no awaits
-                    for job in work:
-                        if ran and on_loop and time.monotonic() >= turn_at:
-                            await_only(asyncio.sleep(0))
-                            turn_at = time.monotonic() + self._loop_turn_every
-                        if ran and shard.shared and time.monotonic() >= ends:
-                            break
-                        self._run_job(conn, job, isolated=isolated)
-                        ran += 1
+                    # PostgreSQL's optimistic pass has no awaits of its own to give turns
+                    ran = self._run_jobs(conn, shard, work, isolated, turns=held is not None)
                     if held is not None:
                         try:
                             at_commit = held.flush_at_commit(conn)
@@ -782,6 +773,25 @@ class Writer:
             else:
                 rows = kept if generation == self._generation else None
                 shard.memory.remember(scope, held.counters_of(scope), rows)
+        return ran
+
+    def _run_jobs(
+        self, conn: Connection, shard: _Shard, work: list[_Job[Any]], isolated: bool, *, turns: bool
+    ) -> int:
+        """Run the batch's jobs in order until its slice ends while another workspace waits
+        (``shard.shared``), giving the event loop a turn every ``loop_turn_every`` seconds
+        when ``turns``; returns how many ran."""
+        ran = 0
+        now = time.monotonic()
+        ends, turn_at = now + self._batch_slice, now + self._loop_turn_every
+        for job in work:
+            if ran and turns and time.monotonic() >= turn_at:
+                await_only(asyncio.sleep(0))
+                turn_at = time.monotonic() + self._loop_turn_every
+            if ran and shard.shared and time.monotonic() >= ends:
+                break
+            self._run_job(conn, job, isolated=isolated)
+            ran += 1
         return ran
 
     def _begin(
